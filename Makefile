@@ -1,0 +1,32 @@
+# guidepub: run `make help` for the targets.
+GO        ?= go
+PKGS      ?= ./...
+STATICCHECK_VERSION ?= v0.8.2
+BIN       ?= bin/guidepub
+
+.PHONY: help run test lint bench fuzz build
+
+help: ## show this help
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
+
+run: ## export the embedded fixtures and serve them with the sidecar (guidepub dev)
+	$(GO) run ./cmd/guidepub dev
+
+test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+lint: ## gofmt, go vet and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+bench: ## run the benchmarks (numbers go to README.md)
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
+	$(GO) test -run '^$$' -fuzz FuzzParseBundle -fuzztime 60s -fuzzminimizetime 5s ./exporter/bundle
+	$(GO) test -run '^$$' -fuzz FuzzPortalRequest -fuzztime 60s -fuzzminimizetime 5s ./sidecar
+	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s -fuzzminimizetime 5s ./site/serve
+
+build: ## build a static binary into bin/guidepub
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/guidepub

@@ -1,0 +1,521 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site"
+)
+
+// devTestSecret signs the deliveries of the uploaded bundle.
+const devTestSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8G"
+
+// buildGuidepub builds the guidepub binary into a temporary folder.
+func buildGuidepub(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "guidepub")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// syncBuffer collects a process's output for the test to read while the
+// process runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// eventually polls cond every few milliseconds until it holds, failing the
+// test with what after the deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// devProcess is a running "guidepub dev".
+type devProcess struct {
+	base   string // http://127.0.0.1:port
+	stdout *syncBuffer
+	stderr *syncBuffer
+}
+
+// startDev starts "guidepub dev" with args on a free loopback port and
+// waits until it is ready. The process is interrupted when the test ends.
+func startDev(t *testing.T, bin string, args ...string) *devProcess {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0"}, args...)...)
+	p := &devProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			p.stdout.Write([]byte(sc.Text() + "\n"))
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("guidepub dev exited with %v\nstderr:\n%s", err, p.stderr)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("guidepub dev did not stop on interrupt")
+		}
+		if t.Failed() {
+			t.Logf("guidepub dev stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		}
+	})
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("guidepub dev ended early\nstderr:\n%s", p.stderr)
+			}
+			if u, found := strings.CutPrefix(line, "guidepub dev: listening on "); found {
+				p.base = u
+			}
+			if line == "guidepub dev: ready" {
+				if p.base == "" {
+					t.Fatal("ready before printing its address")
+				}
+				return p
+			}
+		case <-timeout:
+			t.Fatalf("guidepub dev not ready after 60s\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		}
+	}
+}
+
+// get fetches base+path with Accept-Encoding: identity and returns the
+// status and body.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+// hookCall is one POST the receiver got.
+type hookCall struct {
+	header http.Header
+	body   []byte
+}
+
+// receiver is a webhook receiver recording every delivery.
+type receiver struct {
+	mu  sync.Mutex
+	got []hookCall
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	rc.got = append(rc.got, hookCall{r.Header.Clone(), body})
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (rc *receiver) deliveries() []hookCall {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]hookCall(nil), rc.got...)
+}
+
+// sampleBundle returns the files of the sample bundle folder, with
+// guide.json's webhooks replaced by one to hookURL, signed.
+func sampleBundle(t *testing.T, folder, hookURL string) map[string][]byte {
+	t.Helper()
+	files, err := fixtures.BundleFiles(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	if err := json.Unmarshal(files["guide.json"], &g); err != nil {
+		t.Fatal(err)
+	}
+	g["webhooks"] = []any{map[string]any{"url": hookURL, "secret": devTestSecret}}
+	files["guide.json"], err = json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// upload writes a bundle into src/folder as an uploader does: every media
+// file, then guide.json to a temporary name, renamed into place last.
+func upload(t *testing.T, src, folder string, files map[string][]byte) {
+	t.Helper()
+	dir := filepath.Join(src, folder)
+	for rel, data := range files {
+		if rel == "guide.json" {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRenamed(t, filepath.Join(dir, "guide.json"), files["guide.json"])
+}
+
+// writeRenamed writes data to a temporary file beside p and renames it to p.
+func writeRenamed(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// referenceExport runs "guidepub export" of the bundle files with dev's URL
+// settings and returns the public tree.
+func referenceExport(t *testing.T, bin, base, folder string, files map[string][]byte) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	for rel, data := range files {
+		p := filepath.Join(src, folder, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(root, "out")
+	cmd := exec.Command(bin, "export", "--src", src, "--out", out, "--private", filepath.Join(root, "private"),
+		"--view-url", base, "--unbranded-url", base, "--embed-url", base+"/embed", "--base-url", base)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("guidepub export: %v\n%s", err, b)
+	}
+	return out
+}
+
+// documentsOf lists the documents (not their compressed siblings, not
+// media) of a public tree.
+func documentsOf(t *testing.T, out string) []string {
+	t.Helper()
+	var docs []string
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		if rel = filepath.ToSlash(rel); site.IsDocument(rel) {
+			docs = append(docs, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// servedAs reports whether every document of the reference tree out is
+// served by dev with the same bytes.
+func servedAs(t *testing.T, base, out string) error {
+	t.Helper()
+	docs := documentsOf(t, out)
+	if len(docs) == 0 {
+		t.Fatal("reference export wrote no documents")
+	}
+	for _, doc := range docs {
+		want, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(doc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, got := get(t, base+"/"+doc)
+		if code != http.StatusOK || !bytes.Equal(got, want) {
+			return fmt.Errorf("%s: status %d, %d bytes, want 200 and the %d bytes of guidepub export", doc, code, len(got), len(want))
+		}
+	}
+	return nil
+}
+
+// verifiedEvent checks a delivery's Standard Webhooks signature and returns
+// its event.
+func verifiedEvent(t *testing.T, d hookCall) site.ReadyEvent {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(devTestSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(d.body, d.header); err != nil {
+		t.Fatalf("delivery signature: %v (headers %v)", err, d.header)
+	}
+	var ev site.ReadyEvent
+	if err := json.Unmarshal(d.body, &ev); err != nil {
+		t.Fatalf("delivery body: %v", err)
+	}
+	return ev
+}
+
+// TestDev runs the built binary as a user would: "guidepub dev" on a source
+// folder an uploader writes into, and on the sample bundles.
+func TestDev(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildGuidepub(t)
+	t.Run("uploads", func(t *testing.T) { testDevUploads(t, bin) })
+	t.Run("samples", func(t *testing.T) { testDevSamples(t, bin) })
+	t.Run("polling", func(t *testing.T) { testDevPolling(t, bin) })
+}
+
+// testDevPolling checks --poll: an upload is found by scanning, without
+// file system events.
+func testDevPolling(t *testing.T, bin string) {
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--poll", "50ms")
+	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), "mode=poll") })
+	const folder = "rue-saint-denis"
+	files := sampleBundle(t, folder, "https://hooks.example.com/ready")
+	upload(t, src, folder, files)
+	ref := referenceExport(t, bin, dev.base, folder, files)
+	eventually(t, "the upload to be served", func() bool { return servedAs(t, dev.base, ref) == nil })
+	if err := os.RemoveAll(filepath.Join(src, folder)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the bundle to be unpublished", func() bool {
+		code, _ := get(t, dev.base+"/vSTDENIS/data/status")
+		return code == http.StatusNotFound
+	})
+}
+
+func testDevUploads(t *testing.T, bin string) {
+	rc := &receiver{}
+	hook := httptest.NewServer(rc)
+	defer hook.Close()
+
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--debounce", "50ms")
+	const folder, guideID, alias = "301-king-st-e", "gKT301KINGE1", "301-king-st-e"
+	status := dev.base + "/" + alias + "/" + site.StatusFile
+	if code, _ := get(t, status); code != http.StatusNotFound {
+		t.Fatalf("before the upload: %s answers %d, want 404", status, code)
+	}
+
+	// Upload: served with the bytes of "guidepub export", one signed event.
+	files := sampleBundle(t, folder, hook.URL)
+	upload(t, src, folder, files)
+	ref := referenceExport(t, bin, dev.base, folder, files)
+	eventually(t, "the upload to be served", func() bool { return servedAs(t, dev.base, ref) == nil })
+	eventually(t, "the ready event", func() bool { return len(rc.deliveries()) >= 1 })
+	first := rc.deliveries()[0]
+	ev := verifiedEvent(t, first)
+	if ev.Type != site.EventReady || ev.GuideID != guideID || ev.AuthToken == "" {
+		t.Errorf("event = type %q guide %q authtoken %q, want ready %s with a token", ev.Type, ev.GuideID, ev.AuthToken, guideID)
+	}
+
+	// Change the bundle: new documents, a second event.
+	var g map[string]any
+	if err := json.Unmarshal(files["guide.json"], &g); err != nil {
+		t.Fatal(err)
+	}
+	g["workOrderId"] = "WO5678"
+	g["property"].(map[string]any)["streetName"] = "King Street East"
+	changed := map[string][]byte{}
+	for k, v := range files {
+		changed[k] = v
+	}
+	changed["guide.json"], _ = json.MarshalIndent(g, "", "  ")
+	writeRenamed(t, filepath.Join(src, folder, "guide.json"), changed["guide.json"])
+	ref2 := referenceExport(t, bin, dev.base, folder, changed)
+	eventually(t, "the change to be served", func() bool { return servedAs(t, dev.base, ref2) == nil })
+	eventually(t, "a second ready event", func() bool { return len(rc.deliveries()) >= 2 })
+	second := rc.deliveries()[1]
+	ev2 := verifiedEvent(t, second)
+	if ev2.WorkOrderID != "WO5678" || ev2.Property.StreetName != "King Street East" {
+		t.Errorf("second event has work order %q, street %q: not the changed guide", ev2.WorkOrderID, ev2.Property.StreetName)
+	}
+	if first.header.Get("webhook-id") == second.header.Get("webhook-id") {
+		t.Error("both events have the same webhook-id")
+	}
+
+	// A broken guide.json: reported, the published version stays, no event.
+	writeRenamed(t, filepath.Join(src, folder, "guide.json"), []byte(`{"guideId": "gKT301KINGE1", "views": [`))
+	eventually(t, "the broken upload to be reported", func() bool {
+		return strings.Contains(dev.stderr.String(), "bundle not exported")
+	})
+	if err := servedAs(t, dev.base, ref2); err != nil {
+		t.Errorf("after a broken upload: %v", err)
+	}
+	// Identical content again: nothing new is published or sent.
+	writeRenamed(t, filepath.Join(src, folder, "guide.json"), changed["guide.json"])
+	eventually(t, "the repaired upload to be accepted", func() bool {
+		return strings.Contains(dev.stderr.String(), "bundle accepted again")
+	})
+	if err := servedAs(t, dev.base, ref2); err != nil {
+		t.Errorf("after the repair: %v", err)
+	}
+
+	// Delete the bundle: its paths answer 404.
+	if err := os.RemoveAll(filepath.Join(src, folder)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the bundle to be unpublished", func() bool {
+		for _, doc := range documentsOf(t, ref2) {
+			if code, _ := get(t, dev.base+"/"+doc); code != http.StatusNotFound {
+				return false
+			}
+		}
+		return true
+	})
+	if n := len(rc.deliveries()); n != 2 {
+		t.Errorf("receiver got %d deliveries, want 2 (broken, identical and deleted uploads send nothing)", n)
+	}
+}
+
+func testDevSamples(t *testing.T, bin string) {
+	work := filepath.Join(t.TempDir(), "work")
+	dev := startDev(t, bin, "--work-dir", work)
+
+	// The samples are copied once, served, and their events delivered to
+	// dev's own receiver with a valid signature.
+	for _, p := range []string{"/301-king-st-e/data/status", "/301-king-st-e/reso/autofill", "/vLDN14/data/status", "/healthz"} {
+		if code, body := get(t, dev.base+p); code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", p, code, body)
+		}
+	}
+	eventually(t, "the samples' events at dev's receiver", func() bool {
+		return strings.Count(dev.stderr.String(), "signature=valid") >= 2
+	})
+	if strings.Contains(dev.stderr.String(), "signature=invalid") {
+		t.Error("a delivery with an invalid signature")
+	}
+
+	// The printed Portal API command works as printed.
+	var curl string
+	for _, line := range strings.Split(dev.stdout.String(), "\n") {
+		if strings.Contains(line, "/api/v1/integrations/test") {
+			curl = strings.TrimSpace(line)
+			break
+		}
+	}
+	appID := between(curl, "X-Svc-App-Id: ", "'")
+	token := between(curl, "X-Svc-App-Token: ", "'")
+	if appID == "" || token == "" {
+		t.Fatalf("no Portal API command printed:\n%s", dev.stdout)
+	}
+	req, _ := http.NewRequest("POST", dev.base+"/api/v1/integrations/test", nil)
+	req.Header.Set("X-Svc-App-Id", appID)
+	req.Header.Set("X-Svc-App-Token", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), appID) {
+		t.Errorf("integration test: %d %s", resp.StatusCode, body)
+	}
+
+	// The printed upload: copy the example in, it is served.
+	example := filepath.Join(work, devExamplesDir, devExample)
+	if !strings.Contains(dev.stdout.String(), example) {
+		t.Errorf("the example's path is not printed:\n%s", dev.stdout)
+	}
+	if err := os.CopyFS(filepath.Join(work, devSrcDir, devExample), os.DirFS(example)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the copied example to be served", func() bool {
+		code, _ := get(t, dev.base+"/vSTDENIS/data/status")
+		return code == http.StatusOK
+	})
+}
+
+// between returns the text of s after the first start and before the next
+// end, or "".
+func between(s, start, end string) string {
+	_, rest, ok := strings.Cut(s, start)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, end)
+	return v
+}

@@ -1,0 +1,66 @@
+// Command guidepub publishes measured floor-plan data as a static site plus a
+// small sidecar. See README.md, or run "guidepub --help".
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit statuses (PRODUCT.md): 0 all went well, 1 a bundle was rejected or
+// the command failed, 2 bad usage.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// run builds the command-line application and runs it with args; tests call
+// it directly. It returns the first error of the command, a *usageError for
+// bad usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return newApp(stdout, stderr).RunContext(ctx, args)
+}
+
+// usageError marks an error as the user's mistake in calling guidepub.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a *usageError.
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// exitCode maps err to the process exit status, printing it to stderr.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	var ee cli.ExitCoder
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "guidepub: %v\nRun 'guidepub --help' for usage.\n", err)
+		return exitUsage
+	case errors.As(err, &ee):
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(stderr, "guidepub: %s\n", msg)
+		}
+		return ee.ExitCode()
+	}
+	fmt.Fprintf(stderr, "guidepub: %v\n", err)
+	return exitFailure
+}

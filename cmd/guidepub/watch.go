@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/watch"
+	"github.com/guidepub/guidepub/sidecar"
+)
+
+// enqueueRetry is how soon a guide whose ready event could not be queued
+// (the store was unreachable) is tried again.
+const enqueueRetry = 10 * time.Second
+
+// watchFlags returns the flags "watch" and "dev" add to the export flags.
+func watchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "poll", EnvVars: envVars("poll"),
+			Usage: "scan --src at this interval instead of using file system events (for network mounts); " +
+				"polling is also chosen, with a warning, when events cannot be set up"},
+		&cli.DurationFlag{Name: "debounce", Value: watch.DefaultDebounce, EnvVars: envVars("debounce"),
+			Usage: "quiet period after the last change of a bundle before it is exported"},
+	}
+}
+
+// watchCommand returns the "watch" command: export once, then re-export
+// each bundle when it changes.
+func watchCommand() *cli.Command {
+	flags := append(exportFlags(), watchFlags()...)
+	flags = append(flags, eventFlags()...)
+	return &cli.Command{
+		Name:  "watch",
+		Usage: "export every bundle, then re-export each one when it changes; queue ready events",
+		Description: `Exports everything under --src once, as "export" does, then watches --src
+(recursively) and re-exports a bundle when anything in its folder changes,
+once the upload has been quiet for --debounce. Editor and temporary files
+(4913, *.swp, *.swx, *~, .#*, *.tmp, *.part, *.crdownload, dot-files) are
+ignored. A deleted bundle folder is unpublished. An invalid or incomplete
+upload is reported once and leaves the published version as it was. A view
+is re-exported the moment its expiresAt passes, and then reads "locked".
+
+With --store, every export that changes a ready guide queues its ready event
+for the guide's webhooks, once per revision: several watchers, or a watcher
+and "export --store", never queue the same revision twice. The sidecar
+("guidepub sidecar" on the same store) delivers them.
+
+Examples:
+   guidepub watch --src bundles --out public --private private
+   guidepub watch --src bundles --out public --private private --store private/guidepub.db
+   guidepub watch --src /mnt/uploads --out public --private private --poll 5s   # network mount`,
+		Flags:        flags,
+		OnUsageError: commandUsageError,
+		Action: func(c *cli.Context) error {
+			cfg, err := exporterConfig(c)
+			if err != nil {
+				return err
+			}
+			logger := newLogger(c)
+			events, closeStore, err := openEvents(c, cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			return watchAndExport(c.Context, watchSetup{
+				Exporter: cfg,
+				Events:   events,
+				Poll:     c.Duration("poll"),
+				Debounce: c.Duration("debounce"),
+				Logger:   logger,
+				Stdout:   c.App.Writer,
+				Stderr:   c.App.ErrWriter,
+			})
+		},
+	}
+}
+
+// watchSetup is what watchAndExport needs.
+type watchSetup struct {
+	Exporter exporter.Config
+	Events   *sidecar.Events // nil: no ready events are queued
+	Poll     time.Duration   // > 0: poll instead of file system events
+	Debounce time.Duration
+	Clock    watch.Clock // nil: the system clock; Exporter.Now should agree with it
+	Logger   *slog.Logger
+	Stdout   io.Writer // the summary of the first export
+	Stderr   io.Writer // problems of rejected bundles
+	// Exported, when set, is called after each export or removal that
+	// changed the published trees, with the public top-level folders (view
+	// ids and aliases) that may have changed; nil means any (dev reloads
+	// its static server).
+	Exported func(ids []string)
+	// Started, when set, is called once the first export is done and the
+	// watcher runs, with that export's report.
+	Started func(*exporter.Report)
+}
+
+// watchAndExport exports every bundle once, then re-exports bundles as they
+// change until ctx is done. It returns nil when ctx ends, or the error that
+// prevented watching.
+func watchAndExport(ctx context.Context, s watchSetup) error {
+	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
+	ex, err := exporter.New(s.Exporter)
+	if err != nil {
+		return cli.Exit(err.Error(), exitFailure)
+	}
+	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, unsent: map[string]bool{}}
+	// The watcher starts before the first export so that nothing uploaded
+	// during it is missed.
+	w, err := watch.New(watch.Config{
+		Dir:      s.Exporter.SrcDir,
+		Handler:  h,
+		Debounce: s.Debounce,
+		Poll:     s.Poll,
+		Jobs:     s.Exporter.Jobs,
+		Clock:    s.Clock,
+		Logger:   s.Logger,
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), exitFailure)
+	}
+	rep, err := ex.ExportAll(ctx)
+	if rep != nil {
+		printProblems(s.Stderr, rep.Guides)
+		fmt.Fprintln(s.Stdout, rep.Summary())
+	}
+	if err != nil {
+		w.Close()
+		if ctx.Err() != nil {
+			return nil // interrupted during the first export
+		}
+		return cli.Exit(fmt.Sprintf("export failed: %v", err), exitFailure)
+	}
+	for _, g := range rep.Guides {
+		if g.Err != nil {
+			continue
+		}
+		// The first export queues the event of every ready guide, changed
+		// or not: the store keeps one delivery per revision and webhook, so
+		// this queues only an event lost when a process stopped between an
+		// export and its queueing.
+		if g.Ready && s.Events != nil {
+			h.mu.Lock()
+			h.unsent[g.GuideID] = true
+			h.mu.Unlock()
+		}
+		next := h.afterExport(ctx, g)
+		if !next.IsZero() {
+			w.Schedule(g.Folder, next)
+		}
+	}
+	if s.Exported != nil {
+		s.Exported(nil)
+	}
+	s.Logger.Info("watching for uploads", "src", s.Exporter.SrcDir, "mode", w.Mode())
+	if s.Started != nil {
+		s.Started(rep)
+	}
+	return w.Run(ctx)
+}
+
+// exportHandler is the watcher's Handler: it exports or unpublishes a
+// bundle and queues the ready event of a guide whose content changed.
+type exportHandler struct {
+	ex       *exporter.Exporter
+	events   *sidecar.Events
+	logger   *slog.Logger
+	exported func(ids []string)
+
+	mu     sync.Mutex
+	unsent map[string]bool // guide ids whose ready event could not be queued yet
+}
+
+var _ watch.Handler = (*exportHandler)(nil)
+
+// Changed exports folder. It returns the bundle's *bundle.Error when the
+// bundle is rejected (nothing published changes), or an I/O error.
+func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, error) {
+	before := h.publicIDs(folder)
+	res, err := h.ex.ExportBundle(ctx, folder)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if res.Changed {
+		h.logger.Info("guide exported", "folder", folder, "guide", res.GuideID, "revision", short(res.Revision),
+			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted)
+		if h.exported != nil {
+			h.exported(append(before, h.publicIDs(folder)...))
+		}
+	}
+	return h.afterExport(ctx, *res), nil
+}
+
+// Removed unpublishes what folder published. It returns the exporter's
+// error when a file cannot be deleted.
+func (h *exportHandler) Removed(ctx context.Context, folder string) error {
+	before := h.publicIDs(folder)
+	res, err := h.ex.RemoveBundle(ctx, folder)
+	if err != nil {
+		return err
+	}
+	if res.Changed {
+		h.logger.Info("guide unpublished", "folder", folder, "guide", res.GuideID, "deleted", res.Deleted)
+		if h.exported != nil {
+			h.exported(before)
+		}
+	}
+	return nil
+}
+
+// publicIDs returns the public top-level folders (view ids and alias) that
+// folder's guide has published, when someone listens for them.
+func (h *exportHandler) publicIDs(folder string) []string {
+	if h.exported == nil {
+		return nil
+	}
+	ids := []string{}
+	for _, mg := range h.ex.Manifest().Guides {
+		if mg.Folder == folder {
+			ids = append(ids, mg.Ids...)
+		}
+	}
+	return ids
+}
+
+// afterExport queues the ready event of a ready guide whose content changed
+// (or whose event could not be queued before), and returns when to export
+// the bundle again: when a view expires, or soon when queueing failed.
+func (h *exportHandler) afterExport(ctx context.Context, res exporter.GuideResult) time.Time {
+	next := res.NextChange
+	if h.events == nil || !res.Ready || res.GuideID == "" {
+		return next
+	}
+	h.mu.Lock()
+	retry := h.unsent[res.GuideID]
+	h.mu.Unlock()
+	if !res.Changed && !retry {
+		return next
+	}
+	ds, err := h.events.Enqueue(ctx, res.GuideID)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			h.logger.Error("ready event not queued; trying again", "guide", res.GuideID, "in", enqueueRetry.String(), "error", err.Error())
+		}
+		h.unsent[res.GuideID] = true
+		if soon := time.Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
+			next = soon
+		}
+		return next
+	}
+	delete(h.unsent, res.GuideID)
+	for _, d := range ds {
+		h.logger.Info("ready event queued", "guide", res.GuideID, "url", d.URL, "delivery", d.ID)
+	}
+	return next
+}
+
+// short returns the first 12 characters of a revision, for logs.
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// errNotFolder reports a --src or --work-dir that is not a folder.
+var errNotFolder = errors.New("not a folder")
+
+// ensureDir creates dir (and its parents) when missing and checks it is a
+// folder.
+func ensureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: %w", filepath.Clean(dir), errNotFolder)
+	}
+	return nil
+}

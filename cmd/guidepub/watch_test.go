@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/watch/watchtest"
+	"github.com/guidepub/guidepub/sidecar/store/storetest"
+	"github.com/guidepub/guidepub/site"
+)
+
+// watchTrees is a source folder holding one sample bundle, and empty
+// public and private trees.
+type watchTrees struct{ src, out, priv string }
+
+func newWatchTrees(t *testing.T, folder, hookURL string) watchTrees {
+	t.Helper()
+	root := t.TempDir()
+	tr := watchTrees{filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "private")}
+	upload(t, tr.src, folder, sampleBundle(t, folder, hookURL))
+	for _, d := range []string{tr.out, tr.priv} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+func (tr watchTrees) exporter(t *testing.T) *exporter.Exporter {
+	t.Helper()
+	osfs := afero.NewOsFs()
+	ex, err := exporter.New(exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+func TestExportHandlerQueuesOncePerRevision(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			dsn := storetest.SQLite(t)
+			if dialect == "postgres" {
+				dsn = storetest.Postgres(t)
+			}
+			testQueuesOncePerRevision(t, dsn)
+		})
+	}
+}
+
+func testQueuesOncePerRevision(t *testing.T, dsn string) {
+	const folder, guideID = "301-king-st-e", "gKT301KINGE1"
+	ctx := context.Background()
+	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
+	logger := slog.New(slog.DiscardHandler)
+	parts, err := openSidecar(ctx, sidecarConfig{Private: tr.priv, Store: dsn, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parts.Store.Close()
+	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: logger, unsent: map[string]bool{}}
+	queued := func() int {
+		t.Helper()
+		ds, err := parts.Queue.Deliveries(ctx, guideID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ds)
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   int // deliveries queued in all after the step
+	}{
+		{"first export", func() {}, 1},
+		{"identical content", func() {}, 1},
+		{"touched but identical", func() {
+			now := time.Now().Add(time.Minute)
+			os.Chtimes(filepath.Join(tr.src, folder, "guide.json"), now, now)
+		}, 1},
+		{"changed content", func() {
+			p := filepath.Join(tr.src, folder, "guide.json")
+			data, _ := os.ReadFile(p)
+			writeRenamed(t, p, bytes.Replace(data, []byte(`"WO1234"`), []byte(`"WO1235"`), 1))
+		}, 2},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change()
+			if _, err := h.Changed(ctx, folder); err != nil {
+				t.Fatal(err)
+			}
+			if got := queued(); got != st.want {
+				t.Errorf("deliveries queued = %d, want %d", got, st.want)
+			}
+		})
+	}
+
+	// A second watcher (its own process, store connection and trees) exports
+	// the same bundle: same revision, nothing queued twice.
+	tr2 := watchTrees{tr.src, filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "private")}
+	parts2, err := openSidecar(ctx, sidecarConfig{Private: tr2.priv, Store: dsn, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parts2.Store.Close()
+	h2 := &exportHandler{ex: tr2.exporter(t), events: parts2.Events, logger: logger, unsent: map[string]bool{}}
+	res, err := h2.ex.ExportBundle(ctx, folder)
+	if err != nil || !res.Changed {
+		t.Fatalf("second watcher's export: changed %v, %v", res != nil && res.Changed, err)
+	}
+	h2.afterExport(ctx, *res)
+	if got := queued(); got != 2 || len(h2.unsent) != 0 {
+		t.Errorf("after a second watcher: deliveries queued = %d (unsent %v), want 2", got, h2.unsent)
+	}
+
+	// Removed unpublishes.
+	if err := os.RemoveAll(filepath.Join(tr.src, folder)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Removed(ctx, folder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tr.out, "vKT301A", site.StatusFile)); !os.IsNotExist(err) {
+		t.Errorf("status of a removed bundle: %v, want it gone", err)
+	}
+}
+
+func TestExportHandlerRetriesUnqueuedEvent(t *testing.T) {
+	const folder, guideID = "301-king-st-e", "gKT301KINGE1"
+	ctx := context.Background()
+	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
+	parts, err := openSidecar(ctx, sidecarConfig{
+		Private: tr.priv, Store: filepath.Join(t.TempDir(), "guidepub.db"), Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: slog.New(slog.NewTextHandler(&log, nil)), unsent: map[string]bool{}}
+	parts.Store.Close() // the store is unreachable
+	before := time.Now()
+	next, err := h.Changed(ctx, folder)
+	if err != nil {
+		t.Fatalf("the export itself must succeed: %v", err)
+	}
+	if next.Before(before) || next.After(time.Now().Add(enqueueRetry)) {
+		t.Errorf("next = %v, want within %v", next, enqueueRetry)
+	}
+	if !h.unsent[guideID] || !strings.Contains(log.String(), "ready event not queued") {
+		t.Errorf("unsent = %v, log:\n%s", h.unsent, log.String())
+	}
+}
+
+func TestWatchCommand(t *testing.T) {
+	const folder = "301-king-st-e"
+	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
+	dsn := filepath.Join(t.TempDir(), "guidepub.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+			"--store", dsn, "--debounce", "20ms", "--jobs", "1"}, &stdout, &stderr)
+	}()
+	status := filepath.Join(tr.out, "301-king-st-e", "data", "status")
+	eventually(t, "the first export", func() bool { _, err := os.Stat(status); return err == nil })
+	eventually(t, "the watcher", func() bool { return strings.Contains(stderr.String(), "watching for uploads") })
+
+	// A second view appears in the bundle: exported by the watcher.
+	p := filepath.Join(tr.src, folder, "guide.json")
+	data, _ := os.ReadFile(p)
+	writeRenamed(t, p, bytes.Replace(data, []byte(`"vKT301B"`), []byte(`"vKT301C"`), 1))
+	eventually(t, "the second ready event", func() bool {
+		return strings.Count(stderr.String(), `"msg":"ready event queued"`) == 2
+	})
+	if _, err := os.Stat(filepath.Join(tr.out, "vKT301C", "data", "status")); err != nil {
+		t.Errorf("the new view: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+	if _, err := os.Stat(filepath.Join(tr.out, "vKT301B", "data", "status")); !os.IsNotExist(err) {
+		t.Errorf("the renamed view's old files: %v, want gone", err)
+	}
+	if n := strings.Count(stderr.String(), `"msg":"ready event queued"`); n != 2 {
+		t.Errorf("ready events queued = %d, want 2 (first export, change):\n%s", n, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "exported 1 guides") {
+		t.Errorf("no summary of the first export: %q", stdout.String())
+	}
+}
+
+func TestWatchCommandUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"no src", []string{"watch", "--out", "o", "--private", "p"}},
+		{"bad poll", []string{"watch", "--src", ".", "--out", "o", "--private", "p", "--poll", "often"}},
+		{"src not a folder", []string{"watch", "--src", "/nonexistent/guidepub", "--out", "o", "--private", "p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, stderr)
+			}
+		})
+	}
+}
+
+func TestWatchExpiry(t *testing.T) {
+	const folder = "rue-saint-denis"
+	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
+	clock := watchtest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
+	osfs := afero.NewOsFs()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- watchAndExport(ctx, watchSetup{
+			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Now: clock.Now},
+			Clock:    clock,
+			Logger:   slog.New(slog.DiscardHandler),
+			Stdout:   io.Discard,
+			Stderr:   io.Discard,
+			Started:  func(*exporter.Report) { close(started) },
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-started
+	status := filepath.Join(tr.out, "vSTDENIS-2099", "data", "status")
+	read := func() string { b, _ := os.ReadFile(status); return string(b) }
+	if got := read(); !strings.Contains(got, `"ready"`) {
+		t.Fatalf("before expiry: %s", got)
+	}
+	clock.Advance(59*time.Minute + 58*time.Second)
+	if got := read(); !strings.Contains(got, `"ready"`) {
+		t.Fatalf("a second before expiry: %s", got)
+	}
+	eventually(t, "the view to lock at its expiry", func() bool {
+		clock.Advance(time.Second) // the scheduled export may still be registering its timer
+		return strings.Contains(read(), `"locked"`)
+	})
+}
+
+// TestWatchQueuesEventLostBeforeStart: a guide published without its
+// event being queued (a process stopped in between) gets it queued when a
+// watcher starts, once: a second start queues nothing.
+func TestWatchQueuesEventLostBeforeStart(t *testing.T) {
+	const folder = "301-king-st-e"
+	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
+	if code, _, stderr := runCLI(t, "export", "--src", tr.src, "--out", tr.out, "--private", tr.priv); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	dsn := filepath.Join(t.TempDir(), "guidepub.db")
+	for start, want := range []int{1, 0} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var stdout, stderr syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+				"--store", dsn, "--jobs", "1"}, &stdout, &stderr)
+		}()
+		eventually(t, "the watcher", func() bool { return strings.Contains(stderr.String(), "watching for uploads") })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		if n := strings.Count(stderr.String(), `"msg":"ready event queued"`); n != want {
+			t.Errorf("start %d: %d ready events queued, want %d\n%s", start+1, n, want, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "0 files written") {
+			t.Errorf("start %d: the content did not change, yet: %s", start+1, stdout.String())
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package bundle
+
+import (
+	"time"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// FileName is the name of a bundle's description file inside its folder.
+const FileName = "guide.json"
+
+// Guide is the content of a bundle's guide.json (PRODUCT.md "The bundle").
+// Lengths are in mm and areas in mm2, as in the View API.
+type Guide struct {
+	// Schema names the JSON Schema the file follows, for editors; guidepub
+	// ignores it.
+	Schema       string        `json:"$schema,omitempty"`
+	GuideID      string        `json:"guideId" bundle:"required"`
+	Alias        string        `json:"alias,omitempty"`
+	OwnerID      string        `json:"ownerId" bundle:"required"`
+	WorkOrderID  string        `json:"workOrderId" bundle:"required"`
+	Package      string        `json:"package"`
+	Addons       []string      `json:"addons,omitempty"`
+	BillableArea *BillableArea `json:"billableArea,omitempty"`
+	Property     site.Property `json:"property" bundle:"required"`
+	Banner       *site.Banner  `json:"banner,omitempty"`
+	// Summary is nil while the guide is not drafted: its views read not-ready.
+	Summary  *site.Summary  `json:"summary,omitempty"`
+	Media    Media          `json:"media"`
+	Views    []View         `json:"views" bundle:"required"`
+	Webhooks []site.Webhook `json:"webhooks,omitempty"`
+}
+
+// BillableArea is the guide's billable area in both unit systems.
+type BillableArea struct {
+	SqFeet   float64 `json:"sqFeet" bundle:"required"`
+	SqMeters float64 `json:"sqMeters" bundle:"required"`
+}
+
+// Media names the guide's media. Every file is a slash-separated path
+// relative to the bundle folder.
+type Media struct {
+	Photos []Photo `json:"photos,omitempty"`
+	// Video is the URL of an external video, or "".
+	Video string `json:"video,omitempty"`
+	// Documents are keyed by language (site.Languages).
+	Documents map[string]Documents `json:"documents,omitempty"`
+}
+
+// Photo is one gallery photo with an optional smaller rendition.
+type Photo struct {
+	ID        string `json:"id" bundle:"required"`
+	File      string `json:"file" bundle:"required"`
+	Width     int    `json:"width" bundle:"required"`
+	Height    int    `json:"height" bundle:"required"`
+	Small     *Image `json:"small,omitempty"`
+	Preferred bool   `json:"preferred,omitempty"`
+}
+
+// Image is a file with its pixel size.
+type Image struct {
+	File   string `json:"file" bundle:"required"`
+	Width  int    `json:"width" bundle:"required"`
+	Height int    `json:"height" bundle:"required"`
+}
+
+// Documents has the keys of SPEC.md's Media URL Object, naming files of the
+// bundle. GalleryFrontImage, PDFMetric, PDFImperial and EmbedImage are
+// public; the others are private (served by the sidecar with a token).
+type Documents struct {
+	GalleryFrontImage string       `json:"galleryFrontImage,omitempty"`
+	PDFMetric         string       `json:"pdfMetric,omitempty"`
+	PDFImperial       string       `json:"pdfImperial,omitempty"`
+	EmbedImage        string       `json:"embedImage,omitempty"`
+	GalleryZip        string       `json:"galleryZip,omitempty"`
+	GalleryLowResZip  string       `json:"galleryLowResZip,omitempty"`
+	SphereZip         string       `json:"sphereZip,omitempty"`
+	OfflineZip        string       `json:"offlineZip,omitempty"`
+	SVGZip            string       `json:"svgZip,omitempty"`
+	DXFZip            string       `json:"dxfZip,omitempty"`
+	TagImagesZip      string       `json:"tagImagesZip,omitempty"`
+	JPGMetric         []FloorImage `json:"jpgMetric,omitempty"`
+	JPGImperial       []FloorImage `json:"jpgImperial,omitempty"`
+}
+
+// FloorImage is one floor's JPEG floor plan page.
+type FloorImage struct {
+	ID        int    `json:"id" bundle:"required"`
+	FloorName string `json:"floorName" bundle:"required"`
+	File      string `json:"file" bundle:"required"`
+	Width     int    `json:"width" bundle:"required"`
+	Height    int    `json:"height" bundle:"required"`
+}
+
+// Unit systems of a view's autofill document.
+const (
+	UnitsImperial = "imperial"
+	UnitsMetric   = "metric"
+)
+
+// Hidden features a view may list (PRODUCT.md rule 3).
+const (
+	HideMeasurements   = "measurements"
+	HideRoomDimensions = "roomDimensions"
+	HideAddress        = "address"
+	HideFloorPlans     = "floorPlans"
+	HidePhotos         = "photos"
+	HideVideo          = "video"
+	HideAutofill       = "autofill"
+)
+
+// HiddenFeatures lists every valid value of View.Hidden.
+var HiddenFeatures = []string{
+	HideMeasurements, HideRoomDimensions, HideAddress, HideFloorPlans,
+	HidePhotos, HideVideo, HideAutofill,
+}
+
+// View is one public view of the guide.
+type View struct {
+	ViewID  string `json:"viewId" bundle:"required"`
+	Default bool   `json:"default,omitempty"`
+	Locked  bool   `json:"locked,omitempty"`
+	// ExpiresAt, when set, locks the view from that instant on.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Units is UnitsImperial, UnitsMetric or "" (imperial in the US,
+	// metric elsewhere).
+	Units  string   `json:"units,omitempty"`
+	Hidden []string `json:"hidden,omitempty"`
+}
+
+// Hides reports whether the view hides feature.
+func (v *View) Hides(feature string) bool {
+	for _, h := range v.Hidden {
+		if h == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultView returns the guide's default view, or nil if it has none (a
+// validated guide always has exactly one).
+func (g *Guide) DefaultView() *View {
+	for i := range g.Views {
+		if g.Views[i].Default {
+			return &g.Views[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package exporter turns guide bundles into the published site: for every
+// view (and the guide's alias) the precompressed documents data/status,
+// data/summary and reso/autofill, the view's public media, and, in the
+// private tree, the guide's record, its ready event and its private
+// documents.
+//
+// Exports are incremental: a file whose bytes did not change is not
+// rewritten, files of views, aliases and guides that went away are deleted,
+// and every write goes through a temporary file renamed into place, so a
+// reader never sees a half-written file. A rejected bundle leaves what it
+// published before untouched.
+package exporter

@@ -1,0 +1,12 @@
+// Package publish uploads an exported public tree to object storage through
+// gocloud.dev/blob (S3 and S3-compatible servers, Google Cloud Storage,
+// Azure Blob Storage, local folders).
+//
+// Object stores do not negotiate encodings, so each key holds one
+// representation with the headers set at upload: documents as identity
+// JSON, or compressed (gzip or br) with Content-Encoding; media always as
+// they are. Unchanged objects are skipped by content hash; uploads go in
+// phases (media, then summaries and autofill documents, then statuses) so
+// a reader never sees a document whose media or companions are missing;
+// stale objects are deleted last, within a limit.
+package publish

@@ -1,0 +1,565 @@
+package exporter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site"
+)
+
+// urls are the public hosts documents link to (SPEC.md "Base addresses").
+type urls struct {
+	View, Unbranded, Embed, Base string
+}
+
+// joinURL appends the slash-separated path p to base.
+func joinURL(base, p string) string { return strings.TrimRight(base, "/") + "/" + p }
+
+// ViewStatus returns the status of view v of g at now (PRODUCT.md rule 1):
+// locked when the view is locked or its expiry has passed, not-ready while
+// the guide has no summary, ready otherwise.
+func ViewStatus(g *bundle.Guide, v *bundle.View, now time.Time) string {
+	switch {
+	case v.Locked || (v.ExpiresAt != nil && !now.Before(*v.ExpiresAt)):
+		return site.StatusLocked
+	case g.Summary == nil:
+		return site.StatusNotReady
+	}
+	return site.StatusReady
+}
+
+// marshalJSON encodes v as UTF-8 JSON without HTML escaping, ending with
+// exactly one newline. It returns an error only for values JSON cannot
+// encode (NaN, infinities).
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// autofillLanguage returns the language whose documents the autofill media
+// records use: "en" when present, else the first of site.Languages present,
+// else the first other key in sorted order, or "" when there are none.
+func autofillLanguage(docs map[string]bundle.Documents) string {
+	for _, l := range site.Languages {
+		if _, ok := docs[l]; ok {
+			return l
+		}
+	}
+	keys := sortedKeys(docs)
+	if len(keys) > 0 {
+		return keys[0]
+	}
+	return ""
+}
+
+// languages returns the keys of docs: site.Languages order first, then any
+// other key sorted.
+func languages(docs map[string]bundle.Documents) []string {
+	var out []string
+	for _, l := range site.Languages {
+		if _, ok := docs[l]; ok {
+			out = append(out, l)
+		}
+	}
+	known := map[string]bool{}
+	for _, l := range site.Languages {
+		known[l] = true
+	}
+	for _, k := range sortedKeys(docs) {
+		if !known[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fileExt returns the lower-case extension of the bundle file rel, or "" if
+// it has characters other than ASCII letters and digits (published names
+// must be safe in URLs).
+func fileExt(rel string) string {
+	ext := strings.ToLower(path.Ext(rel))
+	if len(ext) < 2 {
+		return ""
+	}
+	for _, c := range ext[1:] {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return ""
+		}
+	}
+	return ext
+}
+
+// mediaType returns the autofill MediaType of an image file, or "" when the
+// dictionary has no value for its extension.
+func mediaType(rel string) string {
+	switch fileExt(rel) {
+	case ".jpg", ".jpeg":
+		return "jpeg"
+	case ".png":
+		return "png"
+	case ".gif":
+		return "gif"
+	case ".pdf":
+		return "pdf"
+	}
+	return ""
+}
+
+// Published names of media files, relative to a view's doc folder (public)
+// or to the guide's private doc folder. They depend only on ids and keys,
+// so a re-export with the same bundle gives the same names.
+
+func langDocName(lang, key, src string) string { return lang + "/" + key + fileExt(src) }
+
+func floorPageName(lang, key string, f bundle.FloorImage) string {
+	return lang + "/" + key + "-" + strconv.Itoa(f.ID) + fileExt(f.File)
+}
+
+func photoName(p bundle.Photo) string { return "photos/" + p.ID + fileExt(p.File) }
+
+func smallPhotoName(p bundle.Photo) string {
+	return "photos/" + p.ID + "-small" + fileExt(p.Small.File)
+}
+
+// mediaCopy is a bundle file published under another name.
+type mediaCopy struct {
+	Dst string // relative to the view's (or the guide's private) doc folder
+	Src string // relative to the bundle folder
+}
+
+// viewDocs is what one view publishes: documents by file name
+// (site.StatusFile...) and media copies into its doc folder.
+type viewDocs struct {
+	Docs  map[string][]byte
+	Media []mediaCopy
+}
+
+// renderer renders the documents of one guide.
+type renderer struct {
+	g          *bundle.Guide
+	urls       urls
+	sourceName string
+	now        time.Time
+}
+
+// renderView returns the documents and media of view v, published under
+// the folder id (v.ViewID, or the guide's alias for the default view).
+// Documents always link to v.ViewID, so the alias copies are identical.
+func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
+	status := ViewStatus(r.g, v, r.now)
+	out := viewDocs{Docs: map[string][]byte{}}
+	st, err := marshalJSON(site.StatusDoc{Status: status})
+	if err != nil {
+		return out, err
+	}
+	out.Docs[site.StatusFile] = st
+	if status != site.StatusReady {
+		// PRODUCT.md rule 2: status and summary are {"status": X}, no
+		// autofill, no media.
+		out.Docs[site.SummaryFile] = st
+		return out, nil
+	}
+	if !v.Hides(bundle.HideMeasurements) {
+		sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
+		b, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
+		if err != nil {
+			return out, fmt.Errorf("summary: %w", err)
+		}
+		out.Docs[site.SummaryFile] = b
+	}
+	af, floorPages := r.autofill(v)
+	if !v.Hides(bundle.HideAutofill) {
+		b, err := marshalJSON(af)
+		if err != nil {
+			return out, fmt.Errorf("autofill: %w", err)
+		}
+		out.Docs[site.AutofillFile] = b
+		out.Media = append(out.Media, floorPages...)
+	}
+	out.Media = append(out.Media, r.publicMedia(v)...)
+	out.Media = sortCopies(out.Media)
+	return out, nil
+}
+
+// publicMedia lists the public media files view v may show: per language
+// the gallery front image (unless photos are hidden), the PDF floor plans
+// (unless floor plans are hidden) and the embed image; every photo and its
+// small rendition (unless photos are hidden).
+func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
+	var out []mediaCopy
+	add := func(dst, src string) {
+		if src != "" {
+			out = append(out, mediaCopy{Dst: dst, Src: src})
+		}
+	}
+	docs := r.g.Media.Documents
+	for _, lang := range languages(docs) {
+		d := docs[lang]
+		if !v.Hides(bundle.HidePhotos) {
+			add(langDocName(lang, "galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage)
+		}
+		if !v.Hides(bundle.HideFloorPlans) {
+			add(langDocName(lang, "pdfMetric", d.PDFMetric), d.PDFMetric)
+			add(langDocName(lang, "pdfImperial", d.PDFImperial), d.PDFImperial)
+		}
+		add(langDocName(lang, "embedImage", d.EmbedImage), d.EmbedImage)
+	}
+	if !v.Hides(bundle.HidePhotos) {
+		for _, p := range r.g.Media.Photos {
+			add(photoName(p), p.File)
+			if p.Small != nil {
+				add(smallPhotoName(p), p.Small.File)
+			}
+		}
+	}
+	return out
+}
+
+// sortCopies sorts media copies by destination and drops duplicate
+// destinations (the first source wins), so the list is deterministic
+// whatever order produced it.
+func sortCopies(m []mediaCopy) []mediaCopy {
+	slices.SortStableFunc(m, func(a, b mediaCopy) int { return strings.Compare(a.Dst, b.Dst) })
+	return slices.CompactFunc(m, func(a, b mediaCopy) bool { return a.Dst == b.Dst })
+}
+
+// sortedKeys returns the keys of m in sorted order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// publicSummary returns a copy of s for a view: arrays are never null, and
+// with hideDims every room's dims is empty (PRODUCT.md rule 3).
+func publicSummary(s *site.Summary, hideDims bool) *site.Summary {
+	out := &site.Summary{MeasurementStandard: s.MeasurementStandard, Buildings: make([]site.Building, len(s.Buildings))}
+	for i, b := range s.Buildings {
+		floors := make([]site.Floor, len(b.Floors))
+		for j, f := range b.Floors {
+			rooms := make([]site.Room, len(f.Rooms))
+			for k, rm := range f.Rooms {
+				if hideDims || rm.Dims == nil {
+					rm.Dims = []float64{}
+				}
+				rooms[k] = rm
+			}
+			f.Rooms = rooms
+			floors[j] = f
+		}
+		b.Floors = floors
+		out.Buildings[i] = b
+	}
+	return out
+}
+
+// measurer converts View API measures to a view's autofill units.
+type measurer struct {
+	off                     bool // measurements hidden: no measure at all
+	areaUnits, linearUnits  string
+	areaPerUnit, lenPerUnit float64
+	source                  string
+}
+
+func newMeasurer(g *bundle.Guide, v *bundle.View, source string) measurer {
+	units := v.Units
+	if units == "" {
+		units = bundle.UnitsMetric
+		if strings.EqualFold(g.Property.Country, "US") {
+			units = bundle.UnitsImperial
+		}
+	}
+	m := measurer{off: v.Hides(bundle.HideMeasurements), source: source}
+	if units == bundle.UnitsImperial {
+		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareFeet, site.Feet, mm2PerSqFoot, mmPerFoot
+	} else {
+		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareMeters, site.Meters, mm2PerSqMeter, mmPerMeter
+	}
+	return m
+}
+
+// area converts an area in mm2; it returns nil and empty strings for an
+// absent value or when measurements are hidden.
+func (m measurer) area(mm2 *float64) (*float64, string, string) {
+	if m.off || mm2 == nil {
+		return nil, "", ""
+	}
+	v := round2(*mm2 / m.areaPerUnit)
+	return &v, m.areaUnits, m.source
+}
+
+// length converts a length in mm like area does.
+func (m measurer) length(mm *float64) (*float64, string, string) {
+	if m.off || mm == nil {
+		return nil, "", ""
+	}
+	v := round2(*mm / m.lenPerUnit)
+	return &v, m.linearUnits, m.source
+}
+
+// minus returns total - above, or nil unless both are present.
+func minus(total, above *float64) *float64 {
+	if total == nil || above == nil {
+		return nil
+	}
+	d := *total - *above
+	return &d
+}
+
+// structure returns the structure-level measures of building b (PRODUCT.md
+// rule 5): above grade straight across; below grade is total minus above
+// grade for rms and the BelowGrade fields for ansi.
+func (m measurer) structure(standard string, b *site.Building) site.StructureMeasures {
+	var s site.StructureMeasures
+	switch standard {
+	case site.StandardRMS:
+		s.AboveGradeInteriorArea, s.AboveGradeInteriorAreaUnits, s.AboveGradeInteriorAreaSource = m.area(b.IntAreaAboveGrade)
+		s.BelowGradeInteriorArea, s.BelowGradeInteriorAreaUnits, s.BelowGradeInteriorAreaSource = m.area(minus(b.IntAreaTotal, b.IntAreaAboveGrade))
+		s.AboveGradeExteriorArea, s.AboveGradeExteriorAreaUnits, s.AboveGradeExteriorAreaSource = m.area(b.ExtAreaAboveGrade)
+		s.BelowGradeExteriorArea, s.BelowGradeExteriorAreaUnits, s.BelowGradeExteriorAreaSource = m.area(minus(b.ExtAreaTotal, b.ExtAreaAboveGrade))
+		s.AboveGradeExcludedArea, s.AboveGradeExcludedAreaUnits, s.AboveGradeExcludedAreaSource = m.area(b.ExcludedAreaAboveGrade)
+		s.BelowGradeExcludedArea, s.BelowGradeExcludedAreaUnits, s.BelowGradeExcludedAreaSource = m.area(minus(b.ExcludedAreaTotal, b.ExcludedAreaAboveGrade))
+	case site.StandardANSI:
+		s.AboveGradeFinishedArea, s.AboveGradeFinishedAreaUnits, s.AboveGradeFinishedAreaSource = m.area(b.FinishedAreaAboveGrade)
+		s.BelowGradeFinishedArea, s.BelowGradeFinishedAreaUnits, s.BelowGradeFinishedAreaSource = m.area(b.FinishedAreaBelowGrade)
+		s.AboveGradeUnfinishedArea, s.AboveGradeUnfinishedAreaUnits, s.AboveGradeUnfinishedAreaSource = m.area(b.UnfinishedAreaAboveGrade)
+		s.BelowGradeUnfinishedArea, s.BelowGradeUnfinishedAreaUnits, s.BelowGradeUnfinishedAreaSource = m.area(b.UnfinishedAreaBelowGrade)
+	}
+	s.PerimeterWallThickness, s.PerimeterWallThicknessUnits, s.PerimeterWallThicknessSource = m.length(b.WallThickness)
+	return s
+}
+
+// roomLevels are the RoomLevel values of above-grade floors in bundle
+// order (PRODUCT.md rule 7); later floors are "Upper".
+var roomLevels = []string{"Main", "Second", "Third"}
+
+// autofill returns the autofill document of view v and the JPEG floor
+// pages its media records link to.
+func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
+	g := r.g
+	m := newMeasurer(g, v, r.sourceName)
+	hideDims := v.Hides(bundle.HideRoomDimensions)
+	var a site.Autofill
+	if !v.Hides(bundle.HideAddress) {
+		p := g.Property
+		a.Country, a.StateOrProvince, a.City = p.Country, p.StateProvince, p.City
+		a.PostalCode, a.StreetName, a.StreetNumber, a.UnitNumber = p.PostalCode, p.StreetName, p.StreetNumber, p.Unit
+	}
+	a.Rooms = []site.PropertyRoom{}
+	a.XSvcStructures = []site.PropertyStructure{}
+	standard := g.Summary.MeasurementStandard
+	for bi := range g.Summary.Buildings {
+		b := &g.Summary.Buildings[bi]
+		sk := strconv.Itoa(b.ID)
+		ps := site.PropertyStructure{
+			StructureKey:      sk,
+			StructureName:     b.Name,
+			MainStructureYN:   b.IsMainBuilding,
+			StructureMeasures: m.structure(standard, b),
+			FloorsTotal:       len(b.Floors),
+			Floors:            make([]site.PropertyFloor, 0, len(b.Floors)),
+		}
+		if b.IsMainBuilding {
+			a.StructureMeasures = ps.StructureMeasures
+		}
+		above := 0
+		for fi := range b.Floors {
+			f := &b.Floors[fi]
+			level := "Basement"
+			if !f.IsBelowGrade {
+				level = "Upper"
+				if above < len(roomLevels) {
+					level = roomLevels[above]
+				}
+				above++
+			}
+			fk := strconv.Itoa(f.ID)
+			pf := site.PropertyFloor{FloorKey: fk, StructureKey: sk, FloorName: f.Name, BelowGradeYN: f.IsBelowGrade, RoomsTotal: len(f.Rooms), Rooms: make([]site.PropertyRoom, 0, len(f.Rooms))}
+			pf.InteriorArea, pf.InteriorAreaUnits, pf.InteriorAreaSource = m.area(f.InteriorArea)
+			pf.ExteriorArea, pf.ExteriorAreaUnits, pf.ExteriorAreaSource = m.area(f.ExteriorArea)
+			pf.FinishedArea, pf.FinishedAreaUnits, pf.FinishedAreaSource = m.area(f.FinishedArea)
+			pf.PerimeterWallLength, pf.PerimeterWallLengthUnits, pf.PerimeterWallLengthSource = m.length(f.Perimeter)
+			pf.PerimeterWallThickness, pf.PerimeterWallThicknessUnits, pf.PerimeterWallThicknessSource = m.length(f.WallThickness)
+			for ri := range f.Rooms {
+				rm := &f.Rooms[ri]
+				pr := site.PropertyRoom{RoomKey: strconv.Itoa(rm.ID), FloorKey: fk, FloorName: f.Name, StructureKey: sk, RoomType: rm.Type, RoomName: rm.Name, RoomLevel: level}
+				area := rm.Area
+				pr.RoomArea, pr.RoomAreaUnits, pr.RoomAreaSource = m.area(&area)
+				if !hideDims && len(rm.Dims) == 2 {
+					w, l := rm.Dims[0], rm.Dims[1]
+					pr.RoomWidth, pr.RoomLengthWidthUnits, pr.RoomLengthWidthSource = m.length(&w)
+					pr.RoomLength, _, _ = m.length(&l)
+				}
+				pf.Rooms = append(pf.Rooms, pr)
+				a.Rooms = append(a.Rooms, pr)
+			}
+			ps.Floors = append(ps.Floors, pf)
+		}
+		a.XSvcStructures = append(a.XSvcStructures, ps)
+	}
+	var pages []mediaCopy
+	a.Media, pages = r.mediaRecords(v)
+	return site.AutofillDoc{Context: site.ResoContext, Value: []site.Autofill{a}}, pages
+}
+
+// mediaRecords returns the autofill media records of view v in PRODUCT.md
+// rule 8's order, and the JPEG floor pages they link to (which the view's
+// doc folder must then hold).
+func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
+	g := r.g
+	media := []site.Media{}
+	var pages []mediaCopy
+	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
+	iframe := `<iframe src="` + html.EscapeString(joinURL(r.urls.Embed, v.ViewID)) + `" width="100%" height="640" style="border:0" allowfullscreen></iframe>`
+	media = append(media,
+		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe},
+		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: joinURL(r.urls.Unbranded, v.ViewID), MediaHTML: iframe},
+	)
+	lang := autofillLanguage(g.Media.Documents)
+	if d, ok := g.Media.Documents[lang]; ok && !v.Hides(bundle.HideFloorPlans) {
+		for _, pdf := range []struct{ key, src, desc string }{
+			{"pdfImperial", d.PDFImperial, "imperial"},
+			{"pdfMetric", d.PDFMetric, "metric"},
+		} {
+			if pdf.src == "" {
+				continue
+			}
+			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
+				MediaURL: docURL(langDocName(lang, pdf.key, pdf.src)), ShortDescription: pdf.desc})
+		}
+		for _, set := range []struct {
+			key, desc string
+			floors    []bundle.FloorImage
+		}{
+			{"jpgImperial", "imperial floor page", d.JPGImperial},
+			{"jpgMetric", "metric floor page", d.JPGMetric},
+		} {
+			for _, f := range set.floors {
+				name := floorPageName(lang, set.key, f)
+				pages = append(pages, mediaCopy{Dst: name, Src: f.File})
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: mediaType(f.File),
+					MediaURL: docURL(name), ShortDescription: set.desc, ImageWidth: f.Width, ImageHeight: f.Height,
+					MediaObjectID: set.key + "-" + strconv.Itoa(f.ID)})
+			}
+		}
+	}
+	if !v.Hides(bundle.HidePhotos) {
+		for _, p := range g.Media.Photos {
+			pref := p.Preferred
+			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: mediaType(p.File),
+				MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
+			if p.Small != nil {
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: mediaType(p.Small.File),
+					MediaURL: docURL(smallPhotoName(p)), ImageWidth: p.Small.Width, ImageHeight: p.Small.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
+			}
+		}
+	}
+	if g.Media.Video != "" && !v.Hides(bundle.HideVideo) {
+		media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaVideo, MediaURL: g.Media.Video})
+	}
+	return media, pages
+}
+
+// privateFile is a media file of the private tree: a bundle file copied to
+// site.PrivateDocPath(guideID, Dst).
+type privateFile = mediaCopy
+
+// event returns the ready event of the guide (PRODUCT.md rule 10) and the
+// private documents it links to. def is the default view, whose public doc
+// folder holds the public documents; a public document the default view
+// hides is published privately instead, so the event stays complete while
+// the view shows nothing it hides.
+func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
+	g := r.g
+	var priv []privateFile
+	pub := func(feature, dst, src string) string {
+		if src == "" {
+			return ""
+		}
+		if feature != "" && def.Hides(feature) {
+			priv = append(priv, privateFile{Dst: dst, Src: src})
+			return site.PrivateURL(r.urls.View, g.GuideID, dst)
+		}
+		return joinURL(r.urls.View, site.MediaFile(def.ViewID, dst))
+	}
+	private := func(dst, src string) string {
+		if src == "" {
+			return ""
+		}
+		priv = append(priv, privateFile{Dst: dst, Src: src})
+		return site.PrivateURL(r.urls.View, g.GuideID, dst)
+	}
+	floors := func(lang, key string, fs []bundle.FloorImage) []site.FloorImage {
+		var out []site.FloorImage
+		for _, f := range fs {
+			out = append(out, site.FloorImage{ID: f.ID, FloorName: f.FloorName, URL: private(floorPageName(lang, key, f), f.File)})
+		}
+		return out
+	}
+	mediaURLs := map[string]site.MediaURLs{}
+	for _, lang := range languages(g.Media.Documents) {
+		d := g.Media.Documents[lang]
+		name := func(key, src string) string { return langDocName(lang, key, src) }
+		mediaURLs[lang] = site.MediaURLs{
+			GalleryFrontImage: pub(bundle.HidePhotos, name("galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage),
+			PDFMetric:         pub(bundle.HideFloorPlans, name("pdfMetric", d.PDFMetric), d.PDFMetric),
+			PDFImperial:       pub(bundle.HideFloorPlans, name("pdfImperial", d.PDFImperial), d.PDFImperial),
+			EmbedImage:        pub("", name("embedImage", d.EmbedImage), d.EmbedImage),
+			GalleryZip:        private(name("galleryZip", d.GalleryZip), d.GalleryZip),
+			GalleryLowResZip:  private(name("galleryLowResZip", d.GalleryLowResZip), d.GalleryLowResZip),
+			SphereZip:         private(name("sphereZip", d.SphereZip), d.SphereZip),
+			OfflineZip:        private(name("offlineZip", d.OfflineZip), d.OfflineZip),
+			SVGZip:            private(name("svgZip", d.SVGZip), d.SVGZip),
+			DXFZip:            private(name("dxfZip", d.DXFZip), d.DXFZip),
+			TagImagesZip:      private(name("tagImagesZip", d.TagImagesZip), d.TagImagesZip),
+			JPGMetric:         floors(lang, "jpgMetric", d.JPGMetric),
+			JPGImperial:       floors(lang, "jpgImperial", d.JPGImperial),
+		}
+	}
+	guideType := g.Package
+	if guideType == "" {
+		guideType = "standard"
+	}
+	addons := append([]string{}, g.Addons...)
+	bi := site.BillingInfo{GuideType: guideType, Package: g.Package, Addons: addons}
+	if g.BillableArea != nil {
+		ft, m := g.BillableArea.SqFeet, g.BillableArea.SqMeters
+		bi.BillableAreaSqFeet, bi.BillableAreaSqMeters = &ft, &m
+	}
+	ev := site.ReadyEvent{
+		Type:          site.EventReady,
+		GuideID:       g.GuideID,
+		DefaultViewID: def.ViewID,
+		GuideAlias:    g.Alias,
+		WorkOrderID:   g.WorkOrderID,
+		URLs: site.URLs{
+			PublicURL:    joinURL(r.urls.View, def.ViewID),
+			UnbrandedURL: joinURL(r.urls.Unbranded, def.ViewID),
+			EmbeddedURL:  joinURL(r.urls.Embed, def.ViewID),
+			ManageURL:    joinURL(r.urls.Base, "guides/"+g.GuideID),
+			MediaURLs:    mediaURLs,
+		},
+		Property:    g.Property,
+		Summary:     publicSummary(g.Summary, false),
+		BillingInfo: bi,
+		Banner:      g.Banner,
+	}
+	priv = sortCopies(priv)
+	return ev, priv
+}

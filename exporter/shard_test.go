@@ -1,0 +1,104 @@
+package exporter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// TestShardsGiveTheSameTree exports the fixtures once whole and once split
+// into n shards writing into one public and one private tree: the trees are
+// byte-identical but for the manifests, each shard's manifest holds only
+// its own folders, and together they hold every folder once.
+func TestShardsGiveTheSameTree(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			whole := newEnv(t, fsKinds[0])
+			whole.exportAll()
+
+			split := newEnv(t, fsKinds[0])
+			var folders []string
+			for i := range n {
+				split.cfg.Shard, split.cfg.Shards = i, n
+				rep := split.exportAll()
+				for _, g := range rep.Guides {
+					if got := ShardOf(g.Folder, n); got != i {
+						t.Errorf("shard %d/%d exported %s, which belongs to shard %d", i, n, g.Folder, got)
+					}
+				}
+				var m site.Manifest
+				data := snapshot(t, split.out, split.privDir)[ManifestName(i, n)]
+				if err := json.Unmarshal(data, &m); err != nil {
+					t.Fatalf("manifest of shard %d: %v", i, err)
+				}
+				for _, mg := range m.Guides {
+					folders = append(folders, mg.Folder)
+				}
+			}
+			wantFolders, err := whole.exporter().Folders()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(folders)
+			if !slices.Equal(folders, wantFolders) {
+				t.Errorf("shard manifests hold %v, want every folder once: %v", folders, wantFolders)
+			}
+
+			sameTree(t, "public", snapshot(t, whole.out, whole.outDir), snapshot(t, split.out, split.outDir))
+			wholePriv, splitPriv := snapshot(t, whole.out, whole.privDir), snapshot(t, split.out, split.privDir)
+			delete(wholePriv, site.ManifestFile)
+			for i := range n {
+				delete(splitPriv, ManifestName(i, n))
+			}
+			sameTree(t, "private", wholePriv, splitPriv)
+
+			// A second sharded run changes nothing and unpublishes nothing.
+			for i := range n {
+				split.cfg.Shard, split.cfg.Shards = i, n
+				if rep := split.exportAll(); rep.Written != 0 || rep.Deleted != 0 {
+					t.Errorf("second run of shard %d/%d: %d written, %d deleted, want 0", i, n, rep.Written, rep.Deleted)
+				}
+			}
+		})
+	}
+}
+
+func TestShardConfig(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.cfg.Shard, ev.cfg.Shards = 3, 3
+	if _, err := New(ev.cfg); err == nil {
+		t.Error("New accepted shard 3 of 3")
+	}
+	if ManifestName(0, 1) != site.ManifestFile || ManifestName(1, 4) != "manifest-1-of-4.json" {
+		t.Errorf("ManifestName: %q, %q", ManifestName(0, 1), ManifestName(1, 4))
+	}
+	for _, f := range []string{"a", "301-king-st-e", "rue-saint-denis"} {
+		if s := ShardOf(f, 4); s < 0 || s >= 4 || s != ShardOf(f, 4) {
+			t.Errorf("ShardOf(%q, 4) = %d", f, s)
+		}
+	}
+}
+
+// sameTree fails the test for every file that differs between two
+// snapshots.
+func sameTree(t *testing.T, name string, want, got map[string][]byte) {
+	t.Helper()
+	for p, w := range want {
+		g, ok := got[p]
+		switch {
+		case !ok:
+			t.Errorf("%s tree: %s missing", name, p)
+		case !bytes.Equal(w, g):
+			t.Errorf("%s tree: %s differs", name, p)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s tree: unexpected %s", name, p)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package exporter
+
+import (
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+)
+
+// Validate checks every bundle folder under dir of fsys as ExportAll would,
+// without writing anything: each bundle must load, and no two bundles may
+// claim the same guide id, view id or alias (the first in folder name order
+// keeps it). It returns one result per folder, in name order, with a
+// *bundle.Error for each rejected bundle; the error is non-nil only when
+// dir cannot be listed.
+func Validate(fsys afero.Fs, dir string) ([]GuideResult, error) {
+	e, err := New(Config{Src: fsys, SrcDir: dir, Out: afero.NewMemMapFs(), Private: afero.NewMemMapFs()})
+	if err != nil {
+		return nil, err
+	}
+	folders, err := e.Folders()
+	if err != nil {
+		return nil, err
+	}
+	loaded := make([]*bundle.Bundle, len(folders))
+	results := make([]GuideResult, len(folders))
+	e.parallel(len(folders), func(i int) {
+		var err error
+		loaded[i], err = e.load(folders[i])
+		results[i] = GuideResult{Folder: folders[i], Err: err}
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, b := range loaded {
+		if b == nil {
+			continue
+		}
+		results[i].GuideID = b.Guide.GuideID
+		results[i].Views = len(b.Guide.Views)
+		if problems := e.claim(b.Folder, &b.Guide, func(string, string) bool { return true }); len(problems) > 0 {
+			results[i].Err = &bundle.Error{Folder: b.Folder, Problems: problems}
+		}
+	}
+	return results, nil
+}

@@ -1,0 +1,19 @@
+// Package watch notices uploads into a source folder of bundles and tells a
+// Handler which bundle to re-export, and when.
+//
+// Each sub-folder of the source folder is one bundle. A change anywhere in a
+// bundle's folder (nested folders included) marks the bundle; marks are
+// debounced per bundle (a quiet period, with a maximum wait so that a steady
+// trickle of writes still gives an export), so a multi-file upload or an
+// editor's rename-save gives one call. Editor and uploader temporary files
+// and dot-files are ignored, and so are changes of permissions only.
+//
+// Changes are seen with inotify-style events (github.com/fsnotify/fsnotify).
+// Where events cannot be had (the watch limit is reached, or a network file
+// system gives none), the Watcher polls instead, comparing every bundle's
+// file names, sizes and modification times.
+//
+// A Handler's Changed may ask to be called again at a given time (a view
+// that expires); the Watcher schedules it with its Clock. Package watch knows
+// nothing of the exporter: the command wires the two together.
+package watch

@@ -1,0 +1,122 @@
+package watch
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// snapshot maps each bundle folder under the source folder to a digest of
+// its files: names, sizes, modification times and types. Keeping a digest
+// rather than the listing keeps the poller small over many bundles.
+type snapshot map[string]uint64
+
+// listFolders returns the names of the bundle folders under root (not
+// ignored, directories, symbolic links not followed), sorted. It returns
+// the error of reading root.
+func listFolders(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !Ignored(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// scanTree returns the snapshot of every bundle folder under root. It fails
+// only when root itself cannot be read, so that an unreachable mount is not
+// mistaken for every bundle being deleted.
+func scanTree(root string) (snapshot, error) {
+	folders, err := listFolders(root)
+	if err != nil {
+		return nil, err
+	}
+	snap := make(snapshot, len(folders))
+	for _, f := range folders {
+		d, err := digestFolder(filepath.Join(root, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted while we looked: it is gone
+		}
+		snap[f] = d
+	}
+	return snap, nil
+}
+
+// digestFolder hashes the listing of the folder dir, recursively, skipping
+// ignored names. An entry that cannot be read is hashed with a marker, so a
+// folder that becomes readable again counts as changed. It returns an error
+// only when dir itself is missing or not a folder.
+func digestFolder(dir string) (uint64, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return 0, err
+	}
+	if !fi.IsDir() {
+		return 0, fs.ErrNotExist
+	}
+	h := fnv.New64a()
+	var buf [8]byte
+	writeInt := func(v int64) {
+		binary.LittleEndian.PutUint64(buf[:], uint64(v))
+		h.Write(buf[:])
+	}
+	var walk func(dir, rel string)
+	walk = func(dir, rel string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			h.Write([]byte{0, '!', 0})
+			return
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+		for _, e := range entries {
+			name := e.Name()
+			if Ignored(name) {
+				continue
+			}
+			h.Write([]byte(rel))
+			h.Write([]byte(name))
+			h.Write([]byte{0})
+			info, err := e.Info()
+			if err != nil {
+				h.Write([]byte{'?'})
+				continue
+			}
+			writeInt(int64(info.Mode().Type()))
+			if e.IsDir() {
+				walk(filepath.Join(dir, name), rel+name+"/")
+				continue
+			}
+			writeInt(info.Size())
+			writeInt(info.ModTime().UnixNano())
+		}
+	}
+	walk(dir, "")
+	return h.Sum64(), nil
+}
+
+// changedFolders returns, sorted, the folders that differ between old and
+// cur: new, changed or gone.
+func changedFolders(old, cur snapshot) []string {
+	var out []string
+	for f, d := range cur {
+		if od, ok := old[f]; !ok || od != d {
+			out = append(out, f)
+		}
+	}
+	for f := range old {
+		if _, ok := cur[f]; !ok {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,729 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Handler is told which bundle folder to re-export or unpublish. Calls for
+// one folder never overlap; calls for different folders may run at the same
+// time (Config.Jobs).
+type Handler interface {
+	// Changed re-exports folder. next is when to call Changed again for it
+	// (a view expires then), zero for never. An error (an incomplete or
+	// invalid upload) is reported by the Watcher once per distinct message;
+	// the next change of the folder tries again.
+	Changed(ctx context.Context, folder string) (next time.Time, err error)
+	// Removed unpublishes what folder published: the folder is gone.
+	Removed(ctx context.Context, folder string) error
+}
+
+// Defaults of Config.
+const (
+	DefaultDebounce = 150 * time.Millisecond
+	DefaultMaxWait  = 2 * time.Second
+	DefaultPoll     = 2 * time.Second
+)
+
+// Modes in which a Watcher sees changes (Watcher.Mode).
+const (
+	ModeEvents = "events" // file system events (fsnotify)
+	ModePoll   = "poll"   // periodic scans
+)
+
+// Config is what New needs. Dir and Handler are required.
+type Config struct {
+	// Dir is the source folder; each of its sub-folders is a bundle. It is
+	// a folder of the operating system's file system (events and polling
+	// need real paths).
+	Dir     string
+	Handler Handler
+	// Debounce is the quiet period after the last change of a bundle before
+	// it is exported (default DefaultDebounce). MaxWait bounds the wait
+	// after the first change of a burst (default DefaultMaxWait, and at
+	// least Debounce).
+	Debounce, MaxWait time.Duration
+	// Poll, when positive, scans Dir at this interval instead of using file
+	// system events.
+	Poll time.Duration
+	// FallbackPoll is the polling interval used when file system events
+	// cannot be had (default DefaultPoll).
+	FallbackPoll time.Duration
+	// Jobs is how many handler calls may run at once (default GOMAXPROCS).
+	Jobs   int
+	Clock  Clock        // default SystemClock()
+	Logger *slog.Logger // default slog.Default()
+
+	// newEvents replaces fsnotify.NewWatcher in tests.
+	newEvents func() (*fsnotify.Watcher, error)
+}
+
+// Watcher watches a source folder of bundles and calls its Handler. Create
+// it with New, then call Run once.
+type Watcher struct {
+	cfg   Config
+	root  string
+	log   *slog.Logger
+	clock Clock
+
+	in      chan input    // everything the loop reacts to
+	stopped chan struct{} // closed when the loop ends
+
+	mu       sync.Mutex
+	mode     string
+	events   *fsnotify.Watcher // nil while polling
+	snap     snapshot          // baseline of the poller (ModePoll)
+	schedule map[string]time.Time
+	known    []string // bundle folders present when New ran
+	running  bool
+}
+
+// input is one thing for the loop to do.
+type input struct {
+	kind    inputKind
+	folders []string      // inTouch
+	res     result        // inDone
+	err     error         // inFallback
+	fn      func(*state)  // inInspect
+	ack     chan struct{} // inInspect: closed once fn ran
+}
+
+type inputKind int
+
+const (
+	inTouch    inputKind = iota // folders changed now
+	inWake                      // a timer fired: look at what is due
+	inDone                      // a handler call finished
+	inFallback                  // file system events failed: poll instead
+	inRescan                    // events were lost: touch everything
+	inSchedule                  // Schedule was called
+	inInspect                   // tests: run fn in the loop
+)
+
+// result is the outcome of one handler call.
+type result struct {
+	folder  string
+	next    time.Time
+	removed bool // the folder was gone: Removed was called (or nothing to do)
+	called  bool // a handler method was called
+	err     error
+}
+
+// New checks cfg and starts watching cfg.Dir: changes made after New
+// returns are seen by Run, even if Run starts later (the caller typically
+// exports everything in between). It tries file system events first and
+// falls back to polling, with one warning, when they cannot be set up. It
+// returns an error when Dir cannot be read or cfg is incomplete.
+func New(cfg Config) (*Watcher, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("watch: no source folder")
+	}
+	if cfg.Handler == nil {
+		return nil, errors.New("watch: no handler")
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.MaxWait < cfg.Debounce {
+		cfg.MaxWait = cfg.Debounce
+	}
+	if cfg.FallbackPoll <= 0 {
+		cfg.FallbackPoll = DefaultPoll
+	}
+	if cfg.Jobs <= 0 {
+		cfg.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.newEvents == nil {
+		cfg.newEvents = fsnotify.NewWatcher
+	}
+	root, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
+	}
+	known, err := listFolders(root)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
+	}
+	w := &Watcher{
+		cfg:      cfg,
+		root:     root,
+		log:      cfg.Logger,
+		clock:    cfg.Clock,
+		in:       make(chan input, 64),
+		stopped:  make(chan struct{}),
+		schedule: make(map[string]time.Time),
+		known:    known,
+	}
+	if cfg.Poll > 0 {
+		if err := w.startPolling(); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	if err := w.startEvents(); err != nil {
+		w.log.Warn("file system events unavailable: polling for changes instead",
+			"dir", root, "interval", cfg.FallbackPoll.String(), "error", err.Error())
+		if err := w.startPolling(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// Mode returns ModeEvents or ModePoll: how changes are currently seen.
+func (w *Watcher) Mode() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mode
+}
+
+// Schedule asks for Changed(folder) at time at (an expiry the caller learnt
+// from its own export). A later Schedule or a Changed result for the same
+// folder replaces it; a zero at cancels it.
+func (w *Watcher) Schedule(folder string, at time.Time) {
+	w.mu.Lock()
+	w.schedule[folder] = at
+	w.mu.Unlock()
+	select {
+	case w.in <- input{kind: inSchedule}:
+	default: // the loop will find it with the next input, or at start
+	}
+}
+
+// Close releases what New set up, for a Watcher whose Run will not be
+// called; Run releases it itself. It returns the error of closing the file
+// system events.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running || w.events == nil {
+		return nil
+	}
+	err := w.events.Close()
+	w.events = nil
+	return err
+}
+
+// startEvents sets up file system events on every folder of the tree.
+func (w *Watcher) startEvents() error {
+	ev, err := w.cfg.newEvents()
+	if err != nil {
+		return err
+	}
+	if err := addTree(ev, w.root); err != nil {
+		ev.Close()
+		return err
+	}
+	w.mu.Lock()
+	w.events, w.mode = ev, ModeEvents
+	w.mu.Unlock()
+	return nil
+}
+
+// startPolling takes the poller's baseline.
+func (w *Watcher) startPolling() error {
+	snap, err := scanTree(w.root)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", w.root, err)
+	}
+	w.mu.Lock()
+	w.snap, w.mode = snap, ModePoll
+	w.mu.Unlock()
+	return nil
+}
+
+// addTree watches dir and every folder below it that is not ignored.
+// Symbolic links are not followed.
+func addTree(ev *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != dir {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && Ignored(d.Name()) {
+			return filepath.SkipDir
+		}
+		if err := ev.Add(p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipDir
+			}
+			return fmt.Errorf("watch %s: %w", p, err)
+		}
+		return nil
+	})
+}
+
+// Run calls the Handler for the changes it sees until ctx is done, then
+// waits for the handler calls in progress to finish (they are not
+// cancelled) and returns nil. It returns an
+// error only when called twice.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.running {
+		w.mu.Unlock()
+		return errors.New("watch: Run called twice")
+	}
+	w.running = true
+	ev, mode := w.events, w.mode
+	w.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+		w.mu.Lock()
+		if w.events != nil {
+			w.events.Close()
+			w.events = nil
+		}
+		w.mu.Unlock()
+	}()
+	if mode == ModeEvents {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.readEvents(ctx, ev) }()
+	} else {
+		w.goPoll(ctx, &wg, w.cfg.Poll)
+	}
+
+	work := make(chan string)
+	for range w.cfg.Jobs {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.work(ctx, work) }()
+	}
+	st := newState(w)
+	st.run(ctx, work, &wg)
+	return nil
+}
+
+// goPoll starts the poller with interval every (the fallback interval when
+// zero).
+func (w *Watcher) goPoll(ctx context.Context, wg *sync.WaitGroup, every time.Duration) {
+	if every <= 0 {
+		every = w.cfg.FallbackPoll
+	}
+	w.mu.Lock()
+	snap := w.snap
+	w.mu.Unlock()
+	wg.Add(1)
+	go func() { defer wg.Done(); w.poll(ctx, snap, every) }()
+}
+
+// send hands in to the loop; it gives up once the loop has ended.
+func (w *Watcher) send(in input) {
+	select {
+	case w.in <- in:
+	case <-w.stopped:
+	}
+}
+
+// readEvents turns file system events into marks of bundle folders, and
+// watches new folders as they appear.
+func (w *Watcher) readEvents(ctx context.Context, ev *fsnotify.Watcher) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-ev.Events:
+			if !ok {
+				return
+			}
+			w.event(ev, e)
+		case err, ok := <-ev.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.log.Warn("file system events were lost: checking every bundle", "dir", w.root)
+				w.send(input{kind: inRescan})
+				continue
+			}
+			w.log.Warn("file system events", "dir", w.root, "error", err.Error())
+		}
+	}
+}
+
+// event handles one file system event.
+func (w *Watcher) event(ev *fsnotify.Watcher, e fsnotify.Event) {
+	if e.Op == fsnotify.Chmod {
+		return // permissions only: no content changed
+	}
+	rel, err := filepath.Rel(w.root, e.Name)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return
+	}
+	if IgnoredPath(rel) {
+		return
+	}
+	folder, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if e.Has(fsnotify.Create) {
+		// A new folder: watch it and everything already inside it (files
+		// and folders may have been created before the watch was added;
+		// the export reads the whole bundle anyway).
+		if fi, err := os.Lstat(e.Name); err == nil && fi.IsDir() {
+			if err := addTree(ev, e.Name); err != nil {
+				w.send(input{kind: inFallback, err: err})
+			}
+		}
+	}
+	w.send(input{kind: inTouch, folders: []string{folder}})
+}
+
+// poll scans the tree every interval and marks the bundles that changed.
+func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) {
+	var lastErr string
+	for {
+		wake := make(chan struct{})
+		stop := w.clock.AfterFunc(every, func() { close(wake) })
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-wake:
+		}
+		cur, err := scanTree(w.root)
+		if err != nil {
+			if msg := err.Error(); msg != lastErr {
+				w.log.Error("cannot scan the source folder; bundles are left as published", "dir", w.root, "error", msg)
+				lastErr = msg
+			}
+			continue
+		}
+		lastErr = ""
+		if changed := changedFolders(snap, cur); len(changed) > 0 {
+			w.send(input{kind: inTouch, folders: changed})
+		}
+		snap = cur
+	}
+}
+
+// work runs handler calls for the folders the loop hands out. A call in
+// progress when ctx ends runs to its end: an export is not cut short.
+func (w *Watcher) work(ctx context.Context, work <-chan string) {
+	callCtx := context.WithoutCancel(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case folder := <-work:
+			w.send(input{kind: inDone, res: w.call(callCtx, folder)})
+		}
+	}
+}
+
+// call re-exports folder, or unpublishes it when it is gone.
+func (w *Watcher) call(ctx context.Context, folder string) (res result) {
+	res.folder = folder
+	defer func() {
+		// A bundle must not take the watcher down with it.
+		if p := recover(); p != nil {
+			w.log.Error("handler panicked", "folder", folder, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res.err = fmt.Errorf("watch %s: internal error: %v", folder, p)
+		}
+	}()
+	fi, err := os.Lstat(filepath.Join(w.root, folder))
+	switch {
+	case err == nil && fi.IsDir():
+		res.called = true
+		res.next, res.err = w.cfg.Handler.Changed(ctx, folder)
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		res.removed = true
+	default:
+		res.err = fmt.Errorf("watch %s: %w", folder, err)
+	}
+	return res
+}
+
+// removed calls Handler.Removed, turning a panic into an error.
+func (w *Watcher) removed(ctx context.Context, folder string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Error("handler panicked", "folder", folder, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("watch %s: internal error: %v", folder, p)
+		}
+	}()
+	return w.cfg.Handler.Removed(ctx, folder)
+}
+
+// state is the loop's: owned by the goroutine running state.run.
+type state struct {
+	w        *Watcher
+	deb      *debouncer
+	expiry   map[string]time.Time
+	queue    []string
+	queued   map[string]bool
+	running  map[string]bool
+	rerun    map[string]bool
+	known    map[string]bool // folders that may have published something
+	lastErr  map[string]string
+	timerAt  time.Time
+	stopTime func() bool
+	calls    int // handler calls finished, for tests
+}
+
+func newState(w *Watcher) *state {
+	st := &state{
+		w:       w,
+		deb:     newDebouncer(w.cfg.Debounce, w.cfg.MaxWait),
+		expiry:  make(map[string]time.Time),
+		queued:  make(map[string]bool),
+		running: make(map[string]bool),
+		rerun:   make(map[string]bool),
+		known:   make(map[string]bool),
+		lastErr: make(map[string]string),
+	}
+	for _, f := range w.known {
+		st.known[f] = true
+	}
+	return st
+}
+
+// run is the loop: it reacts to inputs one at a time until ctx is done.
+func (st *state) run(ctx context.Context, work chan<- string, wg *sync.WaitGroup) {
+	w := st.w
+	defer func() {
+		close(w.stopped)
+		if st.stopTime != nil {
+			st.stopTime()
+		}
+	}()
+	st.takeSchedule()
+	st.after()
+	for {
+		var out chan<- string
+		var head string
+		if len(st.queue) > 0 {
+			out, head = work, st.queue[0]
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case out <- head:
+			st.queue = st.queue[1:]
+			delete(st.queued, head)
+			st.running[head] = true
+			if fi, err := os.Lstat(filepath.Join(w.root, head)); err == nil && fi.IsDir() {
+				st.known[head] = true
+			}
+		case in := <-w.in:
+			st.handle(ctx, in, wg)
+		}
+		st.after()
+	}
+}
+
+// handle reacts to one input.
+func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
+	now := st.w.clock.Now()
+	switch in.kind {
+	case inTouch:
+		for _, f := range in.folders {
+			st.deb.touch(f, now)
+		}
+	case inWake:
+	case inSchedule:
+		st.takeSchedule()
+	case inDone:
+		st.done(ctx, in.res)
+	case inFallback:
+		st.fallback(ctx, in.err, wg)
+	case inRescan:
+		st.rescan(now)
+	case inInspect:
+		in.fn(st)
+		close(in.ack)
+	}
+}
+
+// after queues what is due and sets the timer for what is due next.
+func (st *state) after() {
+	now := st.w.clock.Now()
+	for _, f := range st.deb.due(now) {
+		st.enqueue(f)
+	}
+	var due []string
+	for f, t := range st.expiry {
+		if !t.After(now) {
+			due = append(due, f)
+			delete(st.expiry, f)
+		}
+	}
+	sort.Strings(due)
+	for _, f := range due {
+		st.enqueue(f)
+	}
+	next, ok := st.deb.next()
+	for _, t := range st.expiry {
+		if !ok || t.Before(next) {
+			next, ok = t, true
+		}
+	}
+	if ok && next.Equal(st.timerAt) {
+		return
+	}
+	if st.stopTime != nil {
+		st.stopTime()
+		st.stopTime = nil
+	}
+	st.timerAt = time.Time{}
+	if !ok {
+		return
+	}
+	st.timerAt = next
+	w := st.w
+	st.stopTime = w.clock.AfterFunc(next.Sub(now), func() { w.send(input{kind: inWake}) })
+}
+
+// enqueue hands folder to a worker soon; if it is being exported now, once
+// more when that call ends.
+func (st *state) enqueue(folder string) {
+	switch {
+	case st.running[folder]:
+		st.rerun[folder] = true
+	case !st.queued[folder]:
+		st.queued[folder] = true
+		st.queue = append(st.queue, folder)
+	}
+}
+
+// done records the result of a handler call.
+func (st *state) done(ctx context.Context, res result) {
+	w, f := st.w, res.folder
+	delete(st.running, f)
+	st.calls++
+	if res.removed && st.known[f] && ctx.Err() == nil {
+		// Unpublishing runs here, not in a worker: it is rare, quick, and
+		// must not race a new upload of the same folder (which would be
+		// queued behind it).
+		res.err = w.removed(ctx, f)
+		if res.err == nil {
+			delete(st.known, f)
+			delete(st.expiry, f)
+			w.log.Info("bundle removed: its views are unpublished", "folder", f)
+		}
+	}
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return // shutting down: the call was cut short
+		}
+		if msg := res.err.Error(); st.lastErr[f] != msg {
+			st.lastErr[f] = msg
+			w.log.Warn("bundle not exported; what was published stays as it was", "folder", f, "error", msg)
+		}
+	} else {
+		if _, had := st.lastErr[f]; had {
+			w.log.Info("bundle accepted again", "folder", f)
+		}
+		delete(st.lastErr, f)
+		if res.called {
+			st.setExpiry(f, res.next)
+		}
+	}
+	if st.rerun[f] {
+		delete(st.rerun, f)
+		st.enqueue(f)
+	}
+}
+
+// setExpiry schedules the next call for folder at next (zero: none). A time
+// not after now is moved a quiet period ahead, so a clock disagreement
+// between the handler and the Watcher cannot spin.
+func (st *state) setExpiry(folder string, next time.Time) {
+	if next.IsZero() {
+		delete(st.expiry, folder)
+		return
+	}
+	if now := st.w.clock.Now(); !next.After(now) {
+		next = now.Add(st.w.cfg.Debounce)
+	}
+	st.expiry[folder] = next
+}
+
+// takeSchedule moves what Schedule recorded into the loop.
+func (st *state) takeSchedule() {
+	w := st.w
+	w.mu.Lock()
+	sched := w.schedule
+	w.schedule = make(map[string]time.Time)
+	w.mu.Unlock()
+	for f, t := range sched {
+		st.setExpiry(f, t)
+	}
+}
+
+// fallback switches from file system events to polling, once.
+func (st *state) fallback(ctx context.Context, cause error, wg *sync.WaitGroup) {
+	w := st.w
+	w.mu.Lock()
+	ev := w.events
+	if w.mode != ModeEvents {
+		w.mu.Unlock()
+		return
+	}
+	w.events = nil
+	w.mu.Unlock()
+	w.log.Warn("file system events unavailable: polling for changes instead",
+		"dir", w.root, "interval", w.cfg.FallbackPoll.String(), "error", cause.Error())
+	ev.Close()
+	if err := w.startPolling(); err != nil {
+		w.log.Error("cannot scan the source folder", "dir", w.root, "error", err.Error())
+		w.mu.Lock()
+		w.snap, w.mode = snapshot{}, ModePoll
+		w.mu.Unlock()
+	}
+	// Changes between the failure and the baseline would be missed:
+	// check every bundle once.
+	st.rescan(w.clock.Now())
+	w.goPoll(ctx, wg, 0)
+}
+
+// rescan marks every bundle folder, present or known, as changed.
+func (st *state) rescan(now time.Time) {
+	w := st.w
+	folders, err := listFolders(w.root)
+	if err != nil {
+		w.log.Error("cannot read the source folder", "dir", w.root, "error", err.Error())
+		return
+	}
+	w.mu.Lock()
+	ev := w.events
+	w.mu.Unlock()
+	if ev != nil {
+		if err := addTree(ev, w.root); err != nil {
+			w.log.Warn("cannot watch every folder", "dir", w.root, "error", err.Error())
+		}
+	}
+	for _, f := range folders {
+		st.deb.touch(f, now)
+	}
+	for f := range st.known {
+		st.deb.touch(f, now)
+	}
+}

@@ -1,0 +1,390 @@
+package exporter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site"
+)
+
+// outFile is one file the export of a guide publishes.
+type outFile struct {
+	private bool   // in the private tree, else the public one
+	path    string // slash-separated, relative to the tree
+	data    []byte // content, or nil for a copy of src
+	src     string // bundle file to copy when data is nil
+	doc     bool   // a document: written with compressed siblings
+}
+
+// plan is everything the export of one guide publishes.
+type plan struct {
+	files      []outFile // public media, documents, private media, event
+	ids        []string
+	ready      bool
+	views      int
+	nextChange time.Time
+}
+
+// render renders every file guide b publishes at now.
+func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
+	g := &b.Guide
+	def := g.DefaultView()
+	if def == nil {
+		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
+	}
+	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
+	p := &plan{ids: publicIDs(g), views: len(g.Views)}
+	var media, docs []outFile
+	addView := func(folder string, vd viewDocs, withMedia bool) {
+		for _, name := range site.Documents {
+			if data, ok := vd.Docs[name]; ok {
+				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
+			}
+		}
+		if withMedia {
+			for _, m := range vd.Media {
+				media = append(media, outFile{path: site.MediaFile(folder, m.Dst), src: m.Src})
+			}
+		}
+	}
+	for i := range g.Views {
+		v := &g.Views[i]
+		vd, err := r.renderView(v)
+		if err != nil {
+			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
+		}
+		addView(v.ViewID, vd, true)
+		if v == def && g.Alias != "" && g.Alias != v.ViewID {
+			// The alias serves the default view's documents; they link to
+			// the view's own media, so the alias needs no media copies.
+			addView(g.Alias, vd, false)
+		}
+		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
+			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
+			p.nextChange = *v.ExpiresAt
+		}
+	}
+	p.files = append(media, docs...)
+	if ViewStatus(g, def, now) == site.StatusReady {
+		p.ready = true
+		ev, priv := r.event(def)
+		data, err := marshalJSON(ev)
+		if err != nil {
+			return nil, fmt.Errorf("render event: %w", err)
+		}
+		for _, m := range priv {
+			p.files = append(p.files, outFile{private: true, path: site.PrivateDocPath(g.GuideID, m.Dst), src: m.Src})
+		}
+		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
+	}
+	return p, nil
+}
+
+// fingerprint returns the hash of what the output of a bundle depends on,
+// time aside: the settings, guide.json (raw) and the size and modification
+// time of every input file (inputs, relative to the bundle folder dir). It
+// returns an error when an input cannot be examined. Time matters only at
+// a view's expiry, which the manifest keeps as NextChange.
+func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(e.settings))
+	h.Write([]byte{0})
+	h.Write(raw)
+	h.Write([]byte{0})
+	for _, rel := range inputs {
+		// rel was checked by bundle.Load: a clean path inside the bundle.
+		fi, err := e.cfg.Src.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(rel + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// upToDate reports whether the published guide mg needs no export at now:
+// its inputs are as they were (same fingerprint), no view expired since,
+// and every file it published still exists. raw is the guide.json now in
+// the bundle folder dir.
+func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
+	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
+		return false
+	}
+	fp, err := e.fingerprint(dir, raw, mg.Inputs)
+	return err == nil && fp == mg.Source && e.allExist(mg)
+}
+
+// unchangedResult is the result of a guide found up to date.
+func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult {
+	r := GuideResult{Folder: folder, GuideID: guideID, Revision: mg.Revision, Ready: mg.Ready, Views: mg.Views,
+		Unchanged: len(mg.Files) + len(mg.Private)}
+	if mg.NextChange != nil {
+		r.NextChange = *mg.NextChange
+	}
+	return r
+}
+
+// namedFiles lists every file guide.json names, sorted, once each.
+func namedFiles(g *bundle.Guide) []string {
+	var out []string
+	for _, p := range g.Media.Photos {
+		out = append(out, p.File)
+		if p.Small != nil {
+			out = append(out, p.Small.File)
+		}
+	}
+	for _, lang := range sortedKeys(g.Media.Documents) {
+		d := g.Media.Documents[lang]
+		out = append(out, d.GalleryFrontImage, d.PDFMetric, d.PDFImperial, d.EmbedImage, d.GalleryZip, d.GalleryLowResZip,
+			d.SphereZip, d.OfflineZip, d.SVGZip, d.DXFZip, d.TagImagesZip)
+		for _, f := range d.JPGMetric {
+			out = append(out, f.File)
+		}
+		for _, f := range d.JPGImperial {
+			out = append(out, f.File)
+		}
+	}
+	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// allExist reports whether every file of a manifest entry still exists.
+func (e *Exporter) allExist(mg *site.ManifestGuide) bool {
+	for _, p := range mg.Files {
+		if !e.pub.exists(p) {
+			return false
+		}
+	}
+	for _, p := range mg.Private {
+		if !e.priv.exists(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// guideStatus fills the parts of a result that need no rendering.
+func guideStatus(b *bundle.Bundle, now time.Time) (ready bool, next time.Time) {
+	g := &b.Guide
+	if def := g.DefaultView(); def != nil {
+		ready = ViewStatus(g, def, now) == site.StatusReady
+	}
+	for _, v := range g.Views {
+		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) && (next.IsZero() || v.ExpiresAt.Before(next)) {
+			next = *v.ExpiresAt
+		}
+	}
+	return ready, next
+}
+
+// publish writes every file of b that differs from what is published,
+// deletes the files old published that b no longer does, and returns the
+// result and the new manifest entry. When b's fingerprint equals old's and
+// all of old's files exist, nothing is rendered or written. On an error
+// some files may have been replaced by their new versions, never by a
+// partial one; old's files that b no longer publishes are deleted only
+// after everything else was written.
+func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.ManifestGuide) (GuideResult, site.ManifestGuide, error) {
+	g := &b.Guide
+	now := e.cfg.Now()
+	res := GuideResult{Folder: b.Folder, GuideID: g.GuideID, Views: len(g.Views)}
+	res.Ready, res.NextChange = guideStatus(b, now)
+	inputs := namedFiles(g)
+	fp, err := e.fingerprint(b.Dir, b.Raw, inputs)
+	if err != nil {
+		return res, site.ManifestGuide{}, fmt.Errorf("bundle %s: %w", b.Folder, err)
+	}
+	if old != nil && old.Folder == b.Folder && e.upToDate(old, b.Dir, b.Raw, now) {
+		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
+	}
+	p, err := e.render(b, now)
+	if err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	w := &guideWriter{e: e, res: &res, encoded: map[[sha256.Size]byte]map[string][]byte{}}
+	var public, private []string
+	type sum struct {
+		path string
+		hash [sha256.Size]byte
+	}
+	var sums []sum
+	for _, f := range p.files {
+		if err := ctx.Err(); err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+		data := f.data
+		if data == nil {
+			if data, err = b.ReadFile(f.src); err != nil {
+				return res, site.ManifestGuide{}, err
+			}
+		}
+		t, prefix := e.pub, "public/"
+		if f.private {
+			t, prefix = e.priv, "private/"
+		}
+		h := sha256.Sum256(data)
+		sums = append(sums, sum{prefix + f.path, h})
+		written, err := w.put(t, f, data, h)
+		if err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+		if f.private {
+			private = append(private, written...)
+		} else {
+			public = append(public, written...)
+		}
+	}
+	// Revision: every published path with the hash of its content
+	// (compressed siblings are functions of the document and the
+	// encodings, which are part of the paths).
+	slices.SortFunc(sums, func(a, b sum) int {
+		switch {
+		case a.path < b.path:
+			return -1
+		case a.path > b.path:
+			return 1
+		}
+		return 0
+	})
+	rh := sha256.New()
+	for _, s := range sums {
+		rh.Write([]byte(s.path))
+		rh.Write([]byte{0})
+		rh.Write(s.hash[:])
+	}
+	for _, enc := range e.cfg.Encodings {
+		rh.Write([]byte(enc.Ext))
+	}
+	res.Revision = hex.EncodeToString(rh.Sum(nil))
+	webhooks := g.Webhooks
+	if webhooks == nil {
+		webhooks = []site.Webhook{}
+	}
+	viewIDs := make([]string, len(g.Views))
+	for i, v := range g.Views {
+		viewIDs[i] = v.ViewID
+	}
+	rec := site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
+		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: res.Revision, Ready: p.ready, Webhooks: webhooks}
+	recData, err := marshalJSON(rec)
+	if err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	recFile := outFile{private: true, path: site.RecordPath(g.GuideID), data: recData}
+	written, err := w.put(e.priv, recFile, recData, sha256.Sum256(recData))
+	if err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	private = append(private, written...)
+	slices.Sort(public)
+	slices.Sort(private)
+	if old != nil {
+		for _, f := range old.Files {
+			if _, found := slices.BinarySearch(public, f); !found {
+				if err := e.pub.remove(f, nil); err != nil {
+					return res, site.ManifestGuide{}, err
+				}
+				res.Deleted++
+			}
+		}
+		for _, f := range old.Private {
+			if _, found := slices.BinarySearch(private, f); !found {
+				if err := e.priv.remove(f, privateKeep); err != nil {
+					return res, site.ManifestGuide{}, err
+				}
+				res.Deleted++
+			}
+		}
+	}
+	res.Changed = res.Written > 0 || res.Deleted > 0
+	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: public, Private: private,
+		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
+	if !res.NextChange.IsZero() {
+		next := res.NextChange
+		entry.NextChange = &next
+	}
+	return res, entry, nil
+}
+
+// guideWriter writes the files of one guide, compressing each distinct
+// document once.
+type guideWriter struct {
+	e       *Exporter
+	res     *GuideResult
+	encoded map[[sha256.Size]byte]map[string][]byte
+}
+
+// put publishes f with content data (hash h) in tree t unless it is there
+// already, and returns the paths it now occupies (a document's compressed
+// siblings too). Siblings are written before the document, so a reader who
+// sees the new document finds its new siblings.
+func (w *guideWriter) put(t tree, f outFile, data []byte, h [sha256.Size]byte) ([]string, error) {
+	paths := []string{f.path}
+	if !f.doc {
+		return paths, w.write(t, f.path, data)
+	}
+	docSame := t.same(f.path, data)
+	for _, enc := range w.e.cfg.Encodings {
+		p := f.path + enc.Ext
+		paths = append(paths, p)
+		if docSame && t.exists(p) {
+			w.res.Unchanged++
+			continue
+		}
+		z, err := w.compressed(enc, data, h)
+		if err != nil {
+			return nil, fmt.Errorf("compress %s: %w", f.path, err)
+		}
+		if err := w.write(t, p, z); err != nil {
+			return nil, err
+		}
+	}
+	if docSame {
+		w.res.Unchanged++
+		return paths, nil
+	}
+	return paths, w.write(t, f.path, data)
+}
+
+// write writes data to p unless p already holds exactly data.
+func (w *guideWriter) write(t tree, p string, data []byte) error {
+	if t.same(p, data) {
+		w.res.Unchanged++
+		return nil
+	}
+	if err := t.write(p, data); err != nil {
+		return err
+	}
+	w.res.Written++
+	w.res.Bytes += int64(len(data))
+	return nil
+}
+
+// compressed returns data compressed with enc, once per distinct document
+// of the guide (the alias repeats the default view's documents).
+func (w *guideWriter) compressed(enc site.Encoding, data []byte, h [sha256.Size]byte) ([]byte, error) {
+	m := w.encoded[h]
+	if z, ok := m[enc.Name]; ok {
+		return z, nil
+	}
+	w.e.cpu <- struct{}{}
+	z, err := w.e.comp.Compress(enc, data)
+	<-w.e.cpu
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string][]byte{}
+		w.encoded[h] = m
+	}
+	m[enc.Name] = z
+	return z, nil
+}

@@ -1,0 +1,193 @@
+package sidecar
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/guidepub/guidepub/sidecar/store"
+	"golang.org/x/time/rate"
+)
+
+// Credential headers (SPEC.md "Authentication"). Authorization: Bearer is
+// not accepted.
+const (
+	HeaderAppID    = "X-Svc-App-Id"
+	HeaderAppToken = "X-Svc-App-Token"
+)
+
+// maxAppIDLen bounds the app ids looked up in the store; longer ones are
+// looked up as "" (unknown) and not cached under their own name.
+const maxAppIDLen = 128
+
+type principalKey struct{}
+
+// principal returns the credential that authenticated the request.
+func principal(ctx context.Context) store.Token {
+	t, _ := ctx.Value(principalKey{}).(store.Token)
+	return t
+}
+
+// authenticated wraps h: the request must carry valid credentials (else
+// 401), stay within its app's rate limit (else 429) and, when scope is not
+// empty, hold scope (else 403).
+func (s *Server) authenticated(scope string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, err := s.authenticate(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+			info.appID = tok.AppID
+		}
+		if wait, ok := s.limits.allow(tok.AppID); !ok {
+			s.writeError(w, r, &apiError{
+				status: http.StatusTooManyRequests, code: CodeResourceExhausted,
+				message:    fmt.Sprintf("rate limit of %g requests per second exceeded", s.cfg.RateLimit),
+				retryAfter: wait,
+			})
+			return
+		}
+		if scope != "" && !hasScope(tok.Scopes, scope) {
+			s.writeError(w, r, errPermissionDenied)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, tok)))
+	})
+}
+
+// authenticate checks the two credential headers. Whatever is wrong
+// (a header missing or misnamed, an unknown app id, a wrong, expired or
+// revoked token) it returns errUnauthenticated after the same work: the
+// presented token is hashed and compared in constant time with the stored
+// hash, or with a dummy hash when there is none. A store failure is
+// returned as is (500).
+func (s *Server) authenticate(r *http.Request) (store.Token, error) {
+	appID := r.Header.Get(HeaderAppID)
+	presented := sha256.Sum256([]byte(r.Header.Get(HeaderAppToken)))
+	tok, found, err := s.creds.lookup(r.Context(), appID)
+	if err != nil {
+		return store.Token{}, fmt.Errorf("look up credentials: %w", err)
+	}
+	want := s.dummyKey
+	if found && len(tok.Hash) == sha256.Size {
+		want = tok.Hash
+	}
+	match := subtle.ConstantTimeCompare(presented[:], want) == 1
+	now := s.now()
+	live := found && tok.RevokedAt == nil && (tok.ExpiresAt == nil || now.Before(*tok.ExpiresAt))
+	if !match || !live {
+		return store.Token{}, errUnauthenticated
+	}
+	return tok, nil
+}
+
+// credentialCache keeps tokens read from the store for a short TTL so an
+// authenticated request usually costs no query. Unknown app ids are cached
+// too, so a flood of bad credentials does not reach the store either.
+type credentialCache struct {
+	st  *store.Store
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]credentialEntry
+}
+
+type credentialEntry struct {
+	tok     store.Token
+	found   bool
+	expires time.Time
+}
+
+const maxCachedCredentials = 10000
+
+func newCredentialCache(st *store.Store, ttl time.Duration, now func() time.Time) *credentialCache {
+	return &credentialCache{st: st, ttl: ttl, now: now, entries: make(map[string]credentialEntry)}
+}
+
+// lookup returns the token of appID and whether it exists, or a store error.
+func (c *credentialCache) lookup(ctx context.Context, appID string) (store.Token, bool, error) {
+	if len(appID) > maxAppIDLen {
+		// Never stored (ids are short); looked up as "" so the work is
+		// the same as for any other unknown id, without caching junk.
+		appID = ""
+	}
+	now := c.now()
+	if c.ttl > 0 {
+		c.mu.Lock()
+		e, ok := c.entries[appID]
+		c.mu.Unlock()
+		if ok && now.Before(e.expires) {
+			return e.tok, e.found, nil
+		}
+	}
+	tok, err := c.st.Token(ctx, appID)
+	found := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.Token{}, false, err
+	}
+	if c.ttl > 0 {
+		c.mu.Lock()
+		if len(c.entries) >= maxCachedCredentials {
+			for k, e := range c.entries {
+				if !now.Before(e.expires) {
+					delete(c.entries, k)
+				}
+			}
+			if len(c.entries) >= maxCachedCredentials {
+				clear(c.entries)
+			}
+		}
+		c.entries[appID] = credentialEntry{tok: tok, found: found, expires: now.Add(c.ttl)}
+		c.mu.Unlock()
+	}
+	return tok, found, nil
+}
+
+// rateLimits holds one token bucket per authenticated app.
+type rateLimits struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+func newRateLimits(perSecond float64, burst int, now func() time.Time) *rateLimits {
+	return &rateLimits{limit: rate.Limit(perSecond), burst: burst, now: now, limiters: make(map[string]*rate.Limiter)}
+}
+
+// allow takes one request from appID's bucket. When the bucket is empty it
+// returns false and the whole seconds to wait (at least 1).
+func (l *rateLimits) allow(appID string) (retryAfter int, ok bool) {
+	if l.limit <= 0 {
+		return 0, true
+	}
+	l.mu.Lock()
+	lim := l.limiters[appID]
+	if lim == nil {
+		lim = rate.NewLimiter(l.limit, l.burst)
+		l.limiters[appID] = lim
+	}
+	l.mu.Unlock()
+	now := l.now()
+	res := lim.ReserveN(now, 1)
+	if !res.OK() {
+		return 1, false
+	}
+	delay := res.DelayFrom(now)
+	if delay <= 0 {
+		return 0, true
+	}
+	res.CancelAt(now)
+	return max(1, int(math.Ceil(delay.Seconds()))), false
+}

@@ -1,0 +1,103 @@
+package sidecar
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/afero"
+)
+
+// DefaultTokenCacheTTL is how long a credential read from the store is
+// reused before it is read again. It bounds how long a revoked or expired
+// token can still be accepted by a running sidecar.
+const DefaultTokenCacheTTL = time.Second
+
+// SigningKeySecret names the store secret that holds the authtoken signing
+// key when none is configured.
+const SigningKeySecret = "authtoken-signing-key"
+
+// Config configures Events and Server. Build it in cmd and pass the same
+// value to NewEvents and New.
+type Config struct {
+	// PrivateFS and PrivateDir locate the private tree the exporter writes.
+	PrivateFS  afero.Fs
+	PrivateDir string
+	// ViewURL and BaseURL are the public view host and the Portal API host;
+	// they are only logged (the exporter already wrote them into events).
+	ViewURL, BaseURL string
+
+	// RateLimit is the number of Portal API requests per second each app
+	// may make; zero or less means no limit. Burst is the bucket size
+	// (default: RateLimit rounded up, at least 1).
+	RateLimit float64
+	Burst     int
+
+	// SigningKeys sign authtokens: the first signs, all verify (rotation:
+	// put the new key first, keep the old ones until their tokens expire).
+	// Empty: a key is generated once and kept in the store (SigningKeySecret).
+	SigningKeys [][]byte
+
+	// TokenCacheTTL: see DefaultTokenCacheTTL (used when zero); negative
+	// disables the cache.
+	TokenCacheTTL time.Duration
+
+	Now    func() time.Time // clock; time.Now when nil
+	Logger *slog.Logger     // slog.Default() when nil
+
+	// Registerer receives the API metrics; Gatherer is what /metrics
+	// serves. When both are nil a private registry is used for both.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+}
+
+// withDefaults returns cfg with its zero fields filled in, or an error for a
+// configuration that cannot work.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.PrivateFS == nil {
+		return cfg, errors.New("sidecar: Config.PrivateFS is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TokenCacheTTL == 0 {
+		cfg.TokenCacheTTL = DefaultTokenCacheTTL
+	}
+	if cfg.RateLimit > 0 && cfg.Burst <= 0 {
+		cfg.Burst = int(cfg.RateLimit)
+		if float64(cfg.Burst) < cfg.RateLimit {
+			cfg.Burst++
+		}
+		if cfg.Burst < 1 {
+			cfg.Burst = 1
+		}
+	}
+	if cfg.Registerer == nil && cfg.Gatherer == nil {
+		reg := prometheus.NewRegistry()
+		cfg.Registerer, cfg.Gatherer = reg, reg
+	}
+	if cfg.Gatherer == nil {
+		if g, ok := cfg.Registerer.(prometheus.Gatherer); ok {
+			cfg.Gatherer = g
+		} else {
+			cfg.Gatherer = prometheus.DefaultGatherer
+		}
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry() // metrics kept but not served
+	}
+	return cfg, nil
+}
+
+// root returns the private tree as a file system rooted at PrivateDir; no
+// name opened through it can leave that folder.
+func (cfg Config) root() afero.Fs {
+	if cfg.PrivateDir == "" || cfg.PrivateDir == "." {
+		return cfg.PrivateFS
+	}
+	return afero.NewBasePathFs(cfg.PrivateFS, cfg.PrivateDir)
+}

@@ -1,0 +1,96 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/store"
+)
+
+// Error codes of the Portal API error body {"code", "message"}.
+const (
+	CodeUnauthenticated    = "unauthenticated"
+	CodePermissionDenied   = "permission_denied"
+	CodeInvalidArgument    = "invalid_argument"
+	CodeNotFound           = "not_found"
+	CodeFailedPrecondition = "failed_precondition"
+	CodeResourceExhausted  = "resource_exhausted"
+	CodeInternal           = "internal"
+)
+
+// apiError is an error with the HTTP status and body the client sees. The
+// wrapped err, if any, is logged and never sent.
+type apiError struct {
+	status     int
+	code       string
+	message    string
+	retryAfter int // seconds, for 429
+	err        error
+}
+
+func (e *apiError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.code, e.message, e.err)
+	}
+	return e.code + ": " + e.message
+}
+
+func (e *apiError) Unwrap() error { return e.err }
+
+// Errors that carry only a code: SPEC.md gives 401 and 403 bodies as
+// {code}, and they must not say what exactly was wrong.
+var (
+	errUnauthenticated  = &apiError{status: http.StatusUnauthorized, code: CodeUnauthenticated}
+	errPermissionDenied = &apiError{status: http.StatusForbidden, code: CodePermissionDenied}
+)
+
+func notFound(msg string) error {
+	return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: msg}
+}
+
+func invalidArgument(status int, msg string) error {
+	return &apiError{status: status, code: CodeInvalidArgument, message: msg}
+}
+
+// errorBody is the JSON body of every error response.
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
+// writeError is the one place that turns an error into a status and a body.
+// Errors that are not an *apiError or a known sentinel become 500 internal;
+// their text is logged, never sent.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, ErrGuideNotFound):
+		ae = &apiError{status: http.StatusNotFound, code: CodeNotFound, message: "no guide with this id"}
+	case errors.Is(err, ErrNotReady):
+		ae = &apiError{status: http.StatusNotFound, code: CodeNotFound, message: "the guide is not ready: it has no ready event yet"}
+	case errors.Is(err, delivery.ErrNotRetryable):
+		ae = &apiError{status: http.StatusConflict, code: CodeFailedPrecondition, message: "only a dropped or exhausted delivery can be retried"}
+	case errors.Is(err, delivery.ErrNotFound), errors.Is(err, store.ErrNotFound):
+		ae = &apiError{status: http.StatusNotFound, code: CodeNotFound, message: "no such delivery for this guide"}
+	default:
+		level := slog.LevelError
+		if errors.Is(err, context.Canceled) {
+			level = slog.LevelInfo // the client went away
+		}
+		s.logger.Log(r.Context(), level, "request failed", "method", r.Method, "route", r.Pattern, "err", err)
+		ae = &apiError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error"}
+	}
+	if ae.err != nil {
+		s.logger.Warn("request error", "method", r.Method, "route", r.Pattern, "code", ae.code, "err", ae.err)
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.retryAfter))
+	}
+	writeJSON(w, ae.status, errorBody{Code: ae.code, Message: ae.message})
+}

@@ -1,0 +1,111 @@
+package site
+
+// EventReady is the only event type (SPEC.md "Events").
+const EventReady = "ready"
+
+// ReadyEvent is SPEC.md's Ready event object. The exporter writes it without
+// AuthToken; the sidecar adds a fresh token each time it serves or
+// dispatches the event (PRODUCT.md rule 10).
+type ReadyEvent struct {
+	Type          string      `json:"type"`
+	GuideID       string      `json:"guideId"`
+	DefaultViewID string      `json:"defaultViewId"`
+	GuideAlias    string      `json:"guideAlias"`
+	WorkOrderID   string      `json:"workOrderId"`
+	AuthToken     string      `json:"authtoken,omitempty"`
+	URLs          URLs        `json:"urls"`
+	Property      Property    `json:"property"`
+	Summary       *Summary    `json:"summary,omitempty"`
+	BillingInfo   BillingInfo `json:"billingInfo"`
+	Banner        *Banner     `json:"banner,omitempty"`
+}
+
+// Property is SPEC.md's Property Object; the bundle uses the same shape.
+type Property struct {
+	FullAddress   string    `json:"fullAddress"`
+	Country       string    `json:"country"`
+	City          string    `json:"city"`
+	PostalCode    string    `json:"postalCode"`
+	StateProvince string    `json:"stateProvince"`
+	StreetName    string    `json:"streetName"`
+	StreetNumber  string    `json:"streetNumber"`
+	Unit          string    `json:"unit,omitempty"`
+	Location      *Location `json:"location,omitempty"`
+}
+
+// Location holds a property's coordinates.
+type Location struct {
+	Lat float64 `json:"lat"`
+	Lng float64 `json:"lng"`
+}
+
+// BillingInfo is SPEC.md's BillingInfo Object.
+type BillingInfo struct {
+	GuideType            string   `json:"guideType"`
+	Package              string   `json:"package"`
+	Addons               []string `json:"addons"`
+	BillableAreaSqFeet   *float64 `json:"billableAreaSqFeet,omitempty"`
+	BillableAreaSqMeters *float64 `json:"billableAreaSqMeters,omitempty"`
+}
+
+// Banner is SPEC.md's Banner Object; the bundle uses the same shape.
+type Banner struct {
+	FullName    string       `json:"fullName"`
+	Title       string       `json:"title,omitempty"`
+	Company     string       `json:"company,omitempty"`
+	Phones      []Phone      `json:"phones,omitempty"`
+	Emails      []string     `json:"emails,omitempty"`
+	Website     string       `json:"website,omitempty"`
+	SocialLinks []SocialLink `json:"socialLinks,omitempty"`
+}
+
+// Phone is one element of Banner.Phones.
+type Phone struct {
+	Label  string `json:"label"`
+	Number string `json:"number"`
+}
+
+// SocialLink is one element of Banner.SocialLinks.
+type SocialLink struct {
+	Label string `json:"label"`
+	Link  string `json:"link"`
+}
+
+// URLs is SPEC.md's URL Object, with the sample name embeddedUrl.
+type URLs struct {
+	PublicURL    string               `json:"publicUrl"`
+	UnbrandedURL string               `json:"unbrandedUrl"`
+	EmbeddedURL  string               `json:"embeddedUrl"`
+	ManageURL    string               `json:"manageUrl"`
+	MediaURLs    map[string]MediaURLs `json:"mediaUrls"`
+}
+
+// Languages are the keys of the Localized Media URL Object, in the order
+// guidepub prefers them when it must pick one.
+var Languages = []string{"en", "fr", "es", "it", "zh"}
+
+// MediaURLs is SPEC.md's Media URL Object, with the sample name
+// galleryLowResZip. Private entries point at the sidecar and need
+// ?accessToken=.
+type MediaURLs struct {
+	GalleryFrontImage string       `json:"galleryFrontImage,omitempty"`
+	PDFMetric         string       `json:"pdfMetric,omitempty"`
+	PDFImperial       string       `json:"pdfImperial,omitempty"`
+	EmbedImage        string       `json:"embedImage,omitempty"`
+	GalleryZip        string       `json:"galleryZip,omitempty"`
+	GalleryLowResZip  string       `json:"galleryLowResZip,omitempty"`
+	SphereZip         string       `json:"sphereZip,omitempty"`
+	OfflineZip        string       `json:"offlineZip,omitempty"`
+	SVGZip            string       `json:"svgZip,omitempty"`
+	DXFZip            string       `json:"dxfZip,omitempty"`
+	TagImagesZip      string       `json:"tagImagesZip,omitempty"`
+	JPGMetric         []FloorImage `json:"jpgMetric,omitempty"`
+	JPGImperial       []FloorImage `json:"jpgImperial,omitempty"`
+}
+
+// FloorImage is one element of MediaURLs.JPGMetric or JPGImperial.
+type FloorImage struct {
+	ID        int    `json:"id"`
+	FloorName string `json:"floorName"`
+	URL       string `json:"url"`
+}

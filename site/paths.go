@@ -1,0 +1,110 @@
+package site
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Public tree layout, relative to the exported root (PRODUCT.md "The static
+// tree"). A view's documents sit under its id, and again under the guide's
+// alias for the default view:
+//
+//	<viewId>/data/status     View status
+//	<viewId>/data/summary    Measurement summary (absent when hidden)
+//	<viewId>/reso/autofill   Autofill (absent when hidden or not ready)
+//	<viewId>/doc/...         Public media files of the view
+//
+// Each document has .br, .zst and .gz siblings holding the same bytes
+// compressed. Media files are stored once, uncompressed.
+const (
+	StatusFile   = "data/status"
+	SummaryFile  = "data/summary"
+	AutofillFile = "reso/autofill"
+	MediaDir     = "doc"
+)
+
+// Documents lists the document files of a view, relative to the view folder.
+var Documents = []string{StatusFile, SummaryFile, AutofillFile}
+
+// ValidID matches guide ids, view ids, aliases and media ids: 1 to 64 ASCII
+// letters, digits, '_' or '-'.
+var ValidID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Reserved names cannot be used as a view id or alias: their top-level paths
+// belong to the sidecar or to the static server.
+var Reserved = map[string]bool{
+	"api": true, "private": true, "healthz": true, "readyz": true, "metrics": true,
+}
+
+// PrivatePrefix is the URL path prefix under which the sidecar serves private
+// documents: {view_url}/private/<guideId>/<file>?accessToken=... .
+const PrivatePrefix = "/private/"
+
+// ViewFile returns the public path of file (one of Documents, or
+// "doc/...") for the view or alias id.
+func ViewFile(viewID, file string) string { return viewID + "/" + file }
+
+// MediaFile returns the public path of a view's media file rel (relative to
+// the view's doc folder, slash-separated).
+func MediaFile(viewID, rel string) string { return viewID + "/" + MediaDir + "/" + rel }
+
+// IsDocument reports whether the slash-separated public path p names a JSON
+// document (as opposed to a media file or a compressed sibling).
+func IsDocument(p string) bool {
+	i := strings.IndexByte(p, '/')
+	if i <= 0 {
+		return false
+	}
+	rest := p[i+1:]
+	return rest == StatusFile || rest == SummaryFile || rest == AutofillFile
+}
+
+// IsHidden reports whether the slash-separated path p has an element that
+// starts with a dot. Temporary files and the exporter's bookkeeping are
+// hidden; servers and uploaders skip them.
+func IsHidden(p string) bool {
+	for _, el := range strings.Split(p, "/") {
+		if strings.HasPrefix(el, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// TempPrefix starts the name of every temporary file the exporter writes
+// before renaming it into place. It is a dot-file, so IsHidden covers it.
+const TempPrefix = ".tmp-"
+
+// Private tree layout, relative to --private. None of it is ever published.
+//
+//	manifest.json                      The exporter's record of what it published
+//	guides/<guideId>/record.json       GuideRecord: owner, work order, webhooks, revision
+//	guides/<guideId>/event.json        ReadyEvent without authtoken (default view ready)
+//	guides/<guideId>/doc/<file>        Private documents, served at PrivatePrefix<guideId>/<file>
+const (
+	ManifestFile = "manifest.json"
+	GuidesDir    = "guides"
+	RecordFile   = "record.json"
+	EventFile    = "event.json"
+)
+
+// GuideDir returns the private folder of a guide.
+func GuideDir(guideID string) string { return path.Join(GuidesDir, guideID) }
+
+// RecordPath returns the private path of a guide's GuideRecord.
+func RecordPath(guideID string) string { return path.Join(GuidesDir, guideID, RecordFile) }
+
+// EventPath returns the private path of a guide's ready event.
+func EventPath(guideID string) string { return path.Join(GuidesDir, guideID, EventFile) }
+
+// PrivateDocPath returns the private path of the document rel of a guide.
+func PrivateDocPath(guideID, rel string) string {
+	return path.Join(GuidesDir, guideID, MediaDir, rel)
+}
+
+// PrivateURL returns the URL the sidecar serves a private document at,
+// below viewURL (no trailing slash).
+func PrivateURL(viewURL, guideID, rel string) string {
+	return strings.TrimRight(viewURL, "/") + PrivatePrefix + guideID + "/" + rel
+}

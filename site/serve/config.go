@@ -1,0 +1,262 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// ConfigOptions are the deployment facts a printed configuration needs.
+type ConfigOptions struct {
+	Dir     string // absolute path of the exported public tree
+	Listen  string // host:port (or :port) the web server listens on
+	Sidecar string // host:port of the sidecar for /api/ and /private/; empty: no proxy routes
+}
+
+// ConfigKinds lists the kinds WriteConfig accepts.
+var ConfigKinds = []string{"nginx", "caddy", "headers"}
+
+// WriteConfig writes the serving rules of Server for another web server:
+// "nginx" (a server block for the http context), "caddy" (a Caddyfile site
+// block) or "headers" (a _headers file for Netlify or Cloudflare Pages). It
+// returns an error for an unknown kind, invalid options, or a failed write.
+func WriteConfig(w io.Writer, kind string, opts ConfigOptions) error {
+	if kind != "headers" {
+		if opts.Dir == "" || opts.Listen == "" {
+			return fmt.Errorf("serve: a %s configuration needs the tree's folder and a listen address", kind)
+		}
+		for _, v := range []string{opts.Dir, opts.Listen, opts.Sidecar} {
+			if strings.ContainsAny(v, "\"'`;{}\n\r\\$ \t") {
+				return fmt.Errorf("serve: %q cannot be written safely into a %s configuration", v, kind)
+			}
+		}
+	}
+	var text string
+	switch kind {
+	case "nginx":
+		text = nginxConfig(opts)
+	case "caddy":
+		text = caddyConfig(opts)
+	case "headers":
+		text = headersFile()
+	default:
+		return fmt.Errorf("serve: unknown configuration kind %q (want one of %s)", kind, strings.Join(ConfigKinds, ", "))
+	}
+	_, err := io.WriteString(w, text)
+	return err
+}
+
+// documentPattern is a regular expression (RE2 and PCRE alike) matching the
+// URL path of a document: /<id>/data/status and so on.
+func documentPattern() string {
+	alts := make([]string, len(site.Documents))
+	for i, d := range site.Documents {
+		alts[i] = regexp.QuoteMeta(d)
+	}
+	return `^/[^/]+/(` + strings.Join(alts, "|") + `)`
+}
+
+// siblingPattern matches the compressed siblings of documents.
+func siblingPattern() string {
+	exts := make([]string, len(site.Encodings))
+	for i, e := range site.Encodings {
+		exts[i] = regexp.QuoteMeta(e.Ext)
+	}
+	return documentPattern() + `(` + strings.Join(exts, "|") + `)$`
+}
+
+// sortedMediaTypes returns the media extensions (without dot) grouped by
+// Content-Type, in a stable order.
+func sortedMediaTypes() (types []string, exts map[string][]string) {
+	exts = map[string][]string{}
+	for ext, typ := range site.MediaTypes() {
+		if _, ok := exts[typ]; !ok {
+			types = append(types, typ)
+		}
+		exts[typ] = append(exts[typ], strings.TrimPrefix(ext, "."))
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		slices.Sort(exts[t])
+	}
+	return types, exts
+}
+
+func nginxConfig(o ConfigOptions) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	p("# guidepub public tree for nginx: a server block for the http { } context.")
+	p("# Written by `guidepub serve --print-config nginx`; it follows `guidepub serve`:")
+	p("# documents are extensionless JSON with precompressed siblings, media are")
+	p("# plain files. nginx serves only the .gz siblings (gzip_static): .br needs the")
+	p("# third-party ngx_brotli module (brotli_static on) and .zst is not served, so")
+	p("# a client that accepts only br or zstd gets identity. nginx's ETag is made")
+	p("# of the file's mtime and size, not of its bytes.")
+	p("server {")
+	p("    listen %s;", o.Listen)
+	p("    root %s;", o.Dir)
+	p("    server_tokens off;")
+	p("    charset off;")
+	p("    gzip off;")
+	p("    etag on;")
+	p("    disable_symlinks on; # never follow a link out of the tree")
+	p("    # add_header lines are not inherited into a location that has its own,")
+	p("    # so every location repeats the headers it needs.")
+	p("")
+	p("    error_page 403 404 = @not_found;")
+	p("    error_page 405 = @method_not_allowed;")
+	p("")
+	p("    # Temp files, dot-files and compressed siblings asked for by name.")
+	p(`    location ~ "/\." { return 404; }`)
+	p(`    location ~ "%s" { return 404; }`, siblingPattern())
+	p("")
+	p("    # Documents: JSON, precompressed .gz served when the client accepts gzip.")
+	p(`    location ~ "%s$" {`, documentPattern())
+	p("        types { }")
+	p("        default_type application/json;")
+	p("        gzip_static on;")
+	p("        try_files $uri =404;")
+	p("        add_header Vary Accept-Encoding always;")
+	p(`        add_header Cache-Control "%s" always;`, site.DocumentCacheControl)
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p("    }")
+	p("")
+	p("    # Media of a view, typed by extension.")
+	p(`    location ~ "^/[^/]+/%s/.*[^/]$" {`, site.MediaDir)
+	p("        types {")
+	types, exts := sortedMediaTypes()
+	for _, t := range types {
+		p("            %s %s;", t, strings.Join(exts[t], " "))
+	}
+	p("        }")
+	p("        default_type application/octet-stream;")
+	p("        try_files $uri =404;")
+	p(`        add_header Cache-Control "%s" always;`, site.MediaCacheControl)
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p("    }")
+	if o.Sidecar != "" {
+		p("")
+		p("    # The sidecar: Portal API and private documents.")
+		for _, prefix := range []string{"/api/", site.PrivatePrefix} {
+			p("    location ^~ %s {", prefix)
+			p("        proxy_pass http://%s;", o.Sidecar)
+			p("        proxy_set_header Host $host;")
+			p("        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;")
+			p("        proxy_set_header X-Forwarded-Proto $scheme;")
+			p("    }")
+		}
+	}
+	p("")
+	p("    location / { return 404; }")
+	p("")
+	p("    location @not_found {")
+	p("        types { }")
+	p("        default_type application/json;")
+	p("        add_header Cache-Control no-store always;")
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p(`        return 404 '{"code":"not_found"}\n';`)
+	p("    }")
+	p("    location @method_not_allowed {")
+	p("        types { }")
+	p("        default_type application/json;")
+	p(`        add_header Allow "GET, HEAD" always;`)
+	p("        add_header Cache-Control no-store always;")
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p(`        return 405 '{"code":"method_not_allowed"}\n';`)
+	p("    }")
+	p("}")
+	return b.String()
+}
+
+func caddyConfig(o ConfigOptions) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	precompressed := make([]string, len(site.Encodings))
+	for i, e := range site.Encodings {
+		precompressed[i] = e.Name
+	}
+	p("# guidepub public tree for Caddy 2.8 or later: a Caddyfile site block.")
+	p("# Written by `guidepub serve --print-config caddy`; it follows `guidepub serve`.")
+	p("# Caddy picks the .br, .zst or .gz sibling by Accept-Encoding, sends")
+	p("# Vary: Accept-Encoding and an ETag per encoding; extensionless documents")
+	p("# get their Content-Type from the header rule below.")
+	p("%s {", o.Listen)
+	p("    root * %s", o.Dir)
+	p("")
+	p("    @hidden path_regexp hidden `/\\.`")
+	p("    @siblings path_regexp siblings `%s`", siblingPattern())
+	p("    @documents path_regexp documents `%s$`", documentPattern())
+	p("    @media path_regexp media `^/[^/]+/%s/.*[^/]$`", site.MediaDir)
+	p("    @other_methods not method GET HEAD")
+	p("")
+	p("    header X-Content-Type-Options nosniff")
+	p("    header @documents Content-Type application/json")
+	p(`    header @documents Cache-Control "%s"`, site.DocumentCacheControl)
+	p(`    header @media Cache-Control "%s"`, site.MediaCacheControl)
+	p("")
+	if o.Sidecar != "" {
+		p("    handle /api/* {")
+		p("        reverse_proxy %s", o.Sidecar)
+		p("    }")
+		p("    handle %s* {", site.PrivatePrefix)
+		p("        reverse_proxy %s", o.Sidecar)
+		p("    }")
+	}
+	p("    handle @hidden {")
+	p("        error 404")
+	p("    }")
+	p("    handle @siblings {")
+	p("        error 404")
+	p("    }")
+	p("    handle @other_methods {")
+	p("        error 405")
+	p("    }")
+	p("    handle @documents {")
+	p("        file_server {")
+	p("            precompressed %s", strings.Join(precompressed, " "))
+	p("        }")
+	p("    }")
+	p("    handle @media {")
+	p("        file_server")
+	p("    }")
+	p("    handle {")
+	p("        error 404")
+	p("    }")
+	p("")
+	p("    handle_errors 405 {")
+	p(`        header Allow "GET, HEAD"`)
+	p("        header Content-Type application/json")
+	p("        header Cache-Control no-store")
+	p("        respond `{\"code\":\"method_not_allowed\"}` 405")
+	p("    }")
+	p("    handle_errors {")
+	p("        header Content-Type application/json")
+	p("        header Cache-Control no-store")
+	p("        respond `{\"code\":\"not_found\"}` 404")
+	p("    }")
+	p("}")
+	return b.String()
+}
+
+func headersFile() string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	p("# guidepub public tree: _headers for hosts that read one (Netlify, Cloudflare Pages).")
+	p("# Written by `guidepub serve --print-config headers`; put it at the root of the")
+	p("# published folder. These hosts compress on their own and send Vary themselves;")
+	p("# upload the tree without the .br/.zst/.gz siblings (they would be served as files).")
+	for _, d := range site.Documents {
+		p("/*/%s", d)
+		p("  Content-Type: application/json")
+		p("  Cache-Control: %s", site.DocumentCacheControl)
+		p("  X-Content-Type-Options: nosniff")
+	}
+	p("/*/%s/*", site.MediaDir)
+	p("  Cache-Control: %s", site.MediaCacheControl)
+	p("  X-Content-Type-Options: nosniff")
+	return b.String()
+}

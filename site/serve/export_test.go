@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site"
+)
+
+// exportFixtures exports the sample bundles into a temp dir and returns
+// the public tree's root.
+func exportFixtures(t testing.TB) string {
+	t.Helper()
+	src := fixtures.BundlesDir()
+	if src == "" {
+		t.Fatal("fixtures.BundlesDir unknown")
+	}
+	dir := t.TempDir()
+	out, priv := filepath.Join(dir, "public"), filepath.Join(dir, "private")
+	osfs := afero.NewOsFs()
+	e, err := exporter.New(exporter.Config{
+		Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv,
+		Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.ExportAll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Views == 0 {
+		t.Fatalf("export wrote no views: %s", rep.Summary())
+	}
+	return out
+}
+
+// TestServeRealExport serves a real export of the sample bundles: every
+// document in every encoding decodes to its identity file, every media
+// file comes back byte for byte, and the exporter's bookkeeping and
+// siblings are never served by name.
+func TestServeRealExport(t *testing.T) {
+	root := exportFixtures(t)
+	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, Config{MemoryLimit: 64 << 10})
+	osfs := afero.NewOsFs()
+	var docs, media int
+	err := afero.Walk(osfs, root, func(p string, info fs.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		want, err := afero.ReadFile(osfs, p)
+		if err != nil {
+			return err
+		}
+		if site.IsHidden(rel) {
+			if resp, _ := do(t, client, "GET", hs.URL+"/"+rel, nil); resp.StatusCode != 404 {
+				t.Errorf("%s: hidden file served with %d", rel, resp.StatusCode)
+			}
+			return nil
+		}
+		if _, _, ok := site.SplitEncoded(rel); ok {
+			if resp, _ := do(t, client, "GET", hs.URL+"/"+rel, nil); resp.StatusCode != 404 {
+				t.Errorf("%s: sibling served by name with %d", rel, resp.StatusCode)
+			}
+			return nil
+		}
+		if !site.IsDocument(rel) {
+			media++
+			resp, body := do(t, client, "GET", hs.URL+"/"+rel, map[string]string{"Accept-Encoding": "br, gzip"})
+			if resp.StatusCode != 200 || string(body) != string(want) || resp.Header.Get("Content-Type") != site.ContentType(rel) {
+				t.Errorf("%s: %d, %d bytes, %s", rel, resp.StatusCode, len(body), resp.Header.Get("Content-Type"))
+			}
+			return nil
+		}
+		docs++
+		for _, accept := range []string{"br", "zstd", "gzip", "identity", "gzip, deflate, br, zstd"} {
+			resp, body := do(t, client, "GET", hs.URL+"/"+rel, map[string]string{"Accept-Encoding": accept})
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s (%s): status %d", rel, accept, resp.StatusCode)
+			}
+			enc := resp.Header.Get("Content-Encoding")
+			if accept != "identity" && !strings.Contains(accept, enc) {
+				t.Errorf("%s: asked %q, got %q", rel, accept, enc)
+			}
+			if got := decompress(t, enc, body); string(got) != string(want) {
+				t.Errorf("%s (%s): decodes to other bytes", rel, enc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs == 0 || media == 0 {
+		t.Fatalf("served %d documents and %d media files; the export should have both", docs, media)
+	}
+	t.Logf("checked %d documents and %d media files", docs, media)
+}
