@@ -15,11 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
 // Dialect names returned by Store.Dialect.
@@ -143,12 +144,35 @@ func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store: SQLite %s: %w", abs, err)
 	}
 	return db, nil
 }
+
+// pingSQLite opens the first connection, which applies the pragmas. When
+// several processes open a new file at once, switching it to WAL can fail
+// with SQLITE_BUSY without waiting on busy_timeout, so a busy error is
+// retried for as long as busy_timeout would have waited.
+func pingSQLite(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(sqliteBusyTimeoutMS * time.Millisecond)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary result code of every busy error.
+const sqliteBusy = 5
 
 // Close closes the database. River clients using it must be stopped first.
 func (s *Store) Close() error {
