@@ -65,7 +65,9 @@ func (t tree) same(p string, data []byte) bool {
 
 // write replaces p with data atomically: the bytes go to a temporary file
 // (named with site.TempPrefix) in the same folder, which is then renamed
-// over p, so a reader sees the old or the new file, never a part. It
+// over p, so a reader sees the old or the new file, never a part. A new
+// file on the operating system's file system is written by createNew
+// instead, where the platform allows. It
 // returns an error when p is unsafe or a file operation fails; the
 // temporary file is removed then.
 func (t tree) write(p string, data []byte) error {
@@ -76,6 +78,15 @@ func (t tree) write(p string, data []byte) error {
 	dir := filepath.Dir(dst)
 	if err := t.fs.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create folder %s: %w", dir, err)
+	}
+	if _, ok := t.fs.(*afero.OsFs); ok {
+		done, err := createNew(dst, data, t.perm)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", dst, err)
+		}
+		if done {
+			return nil
+		}
 	}
 	// The temporary file is created with its final mode (one system call
 	// less than afero.TempFile and a chmod).

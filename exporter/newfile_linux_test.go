@@ -1,0 +1,63 @@
+package exporter
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/afero"
+)
+
+func TestCreateNew(t *testing.T) {
+	if noTmpfile.Load() {
+		t.Skip("O_TMPFILE is not usable here; tree.write uses a temporary file and a rename")
+	}
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "status")
+	done, err := createNew(dst, []byte(`{"status":"ready"}`), 0o640)
+	if err != nil || !done {
+		t.Fatalf("createNew of a new file = %v, %v; want true, nil", done, err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || string(got) != `{"status":"ready"}` {
+		t.Errorf("content %q, %v", got, err)
+	}
+	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm()&^0o640 != 0 {
+		t.Errorf("mode %v, %v; want at most 0640", fi.Mode(), err)
+	}
+	// An existing file is left alone for the caller's rename.
+	done, err = createNew(dst, []byte("other"), 0o640)
+	if err != nil || done {
+		t.Fatalf("createNew over an existing file = %v, %v; want false, nil", done, err)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != `{"status":"ready"}` {
+		t.Errorf("an existing file was changed: %q", got)
+	}
+	// A missing folder is not written, and not reported as success.
+	if done, _ := createNew(filepath.Join(dir, "missing", "x"), []byte("x"), 0o644); done {
+		t.Error("createNew reported a file written into a missing folder")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only the file", len(entries))
+	}
+}
+
+// TestTreeWriteOnDisk checks both ways tree.write takes on the real file
+// system: a new file (createNew) and a replaced one (temporary file and
+// rename), with no temporary file left behind.
+func TestTreeWriteOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	tr := tree{fs: afero.NewOsFs(), root: dir, perm: 0o644}
+	for _, content := range []string{"first", "second, longer"} {
+		if err := tr.write("v1/data/status", []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tr.read("v1/data/status"); err != nil || string(got) != content {
+			t.Errorf("read %q, %v; want %q", got, err, content)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "v1", "data"))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("v1/data holds %v (%v), want only status", entries, err)
+	}
+}
