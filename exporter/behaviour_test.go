@@ -654,6 +654,40 @@ func TestExportBundleAndRemoveBundle(t *testing.T) {
 	}
 }
 
+// TestManifestSavedWhole checks that the manifest one long-lived Exporter
+// saves after each export (assembled from cached entries) is always what
+// encoding/json makes of the whole manifest.
+func TestManifestSavedWhole(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	e := ev.exporter()
+	check := func(when string) {
+		t.Helper()
+		want, err := marshalJSON(e.Manifest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := afero.ReadFile(ev.out, filepath.Join(ev.privDir, ManifestName(0, 0)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: manifest file (%v) differs from its encoding:\n%s\nwant\n%s", when, err, got, want)
+		}
+	}
+	if _, err := e.ExportAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	check("after ExportAll")
+	ev.editGuide(kingFolder, func(g map[string]any) {
+		g["property"].(map[string]any)["city"] = "Waterloo"
+	})
+	if r, err := e.ExportBundle(context.Background(), kingFolder); err != nil || !r.Changed {
+		t.Fatalf("ExportBundle after an edit: %+v, %v", r, err)
+	}
+	check("after one guide changed")
+	if _, err := e.RemoveBundle(context.Background(), kingFolder); err != nil {
+		t.Fatal(err)
+	}
+	check("after a guide was removed")
+}
+
 // TestEncodingsSetting checks that --encodings chooses the siblings and
 // that dropping one deletes its files.
 func TestEncodingsSetting(t *testing.T) {

@@ -1,7 +1,9 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -107,10 +110,15 @@ type Exporter struct {
 	cpu      chan struct{} // Jobs slots for compression
 	settings string        // fingerprint of the settings that shape the output
 
-	mu       sync.Mutex // guards manifest, reserved and folders
+	mu       sync.Mutex // guards manifest, entryJSON, savedSum, reserved and folders
 	manifest site.Manifest
-	reserved map[string]string // id or guide id claimed by an export in flight -> guide id
-	folders  map[string]*sync.Mutex
+	// entryJSON caches the JSON of each manifest entry, so that saving the
+	// manifest after one guide's export encodes that guide only; savedSum
+	// is the SHA-256 of the manifest file as last read or written.
+	entryJSON map[string][]byte
+	savedSum  [sha256.Size]byte
+	reserved  map[string]string // id or guide id claimed by an export in flight -> guide id
+	folders   map[string]*sync.Mutex
 }
 
 // New returns an Exporter for cfg, reading the manifest of earlier exports
@@ -156,14 +164,15 @@ func New(cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	e := &Exporter{
-		cfg:      cfg,
-		urls:     urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
-		pub:      tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
-		priv:     tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
-		comp:     comp,
-		cpu:      make(chan struct{}, cfg.Jobs),
-		reserved: map[string]string{},
-		folders:  map[string]*sync.Mutex{},
+		cfg:       cfg,
+		urls:      urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
+		pub:       tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
+		priv:      tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
+		comp:      comp,
+		cpu:       make(chan struct{}, cfg.Jobs),
+		reserved:  map[string]string{},
+		folders:   map[string]*sync.Mutex{},
+		entryJSON: map[string][]byte{},
 	}
 	var names []string
 	for _, enc := range cfg.Encodings {
@@ -200,22 +209,72 @@ func (e *Exporter) loadManifest() error {
 		m.Guides = map[string]site.ManifestGuide{}
 	}
 	e.manifest = m
+	clear(e.entryJSON)
+	e.savedSum = sha256.Sum256(data)
 	return nil
 }
 
-// saveManifest writes the manifest atomically. The caller holds e.mu.
+// setEntry records the manifest entry of guide id. The caller holds e.mu.
+func (e *Exporter) setEntry(id string, entry site.ManifestGuide) {
+	e.manifest.Guides[id] = entry
+	delete(e.entryJSON, id)
+}
+
+// deleteEntry drops guide id from the manifest. The caller holds e.mu.
+func (e *Exporter) deleteEntry(id string) {
+	delete(e.manifest.Guides, id)
+	delete(e.entryJSON, id)
+}
+
+// saveManifest writes the manifest atomically unless the file already
+// holds it. The caller holds e.mu.
 func (e *Exporter) saveManifest() error {
-	data, err := marshalJSON(e.manifest)
+	data, err := e.encodeManifest()
 	if err != nil {
 		return err
 	}
-	if e.priv.same(e.manifestName(), data) {
+	sum := sha256.Sum256(data)
+	if sum == e.savedSum && e.priv.exists(e.manifestName()) {
 		return nil
 	}
 	if err := e.priv.write(e.manifestName(), data); err != nil {
 		return fmt.Errorf("save manifest: %w", err)
 	}
+	e.savedSum = sum
 	return nil
+}
+
+// encodeManifest returns the bytes marshalJSON(e.manifest) would return,
+// assembled from the cached JSON of each entry: encoding/json writes a
+// map's entries sorted by key, and so does this. The caller holds e.mu.
+func (e *Exporter) encodeManifest() ([]byte, error) {
+	ids := slices.Sorted(maps.Keys(e.manifest.Guides))
+	size := 64
+	for _, id := range ids {
+		if _, ok := e.entryJSON[id]; !ok {
+			data, err := marshalJSON(e.manifest.Guides[id])
+			if err != nil {
+				return nil, err
+			}
+			e.entryJSON[id] = bytes.TrimSuffix(data, []byte("\n"))
+		}
+		size += len(id) + 4 + len(e.entryJSON[id])
+	}
+	buf := make([]byte, 0, size)
+	buf = fmt.Appendf(buf, `{"version":%d,"guides":{`, e.manifest.Version)
+	for i, id := range ids {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		key, err := marshalJSON(id)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, bytes.TrimSuffix(key, []byte("\n"))...)
+		buf = append(buf, ':')
+		buf = append(buf, e.entryJSON[id]...)
+	}
+	return append(buf, "}}\n"...), nil
 }
 
 // Manifest returns a copy of what the exporter has published.
@@ -430,7 +489,7 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	}
 	res.Changed = res.Deleted > 0
 	e.mu.Lock()
-	delete(e.manifest.Guides, id)
+	e.deleteEntry(id)
 	e.mu.Unlock()
 	return res, nil
 }
@@ -568,7 +627,7 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideRe
 	res, entry, err := e.publish(ctx, b, oldp)
 	e.mu.Lock()
 	if err == nil {
-		e.manifest.Guides[g.GuideID] = entry
+		e.setEntry(g.GuideID, entry)
 	}
 	e.release(g)
 	e.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
@@ -216,6 +217,9 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		hash [sha256.Size]byte
 	}
 	var sums []sum
+	if err := w.precompress(p.files); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
 	for _, f := range p.files {
 		if err := ctx.Err(); err != nil {
 			return res, site.ManifestGuide{}, err
@@ -365,6 +369,65 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	}
 	w.res.Written++
 	w.res.Bytes += int64(len(data))
+	return nil
+}
+
+// precompress compresses, in parallel, every distinct document of files
+// that put will write, so that one guide's export (a watcher's re-export
+// after an upload) uses every CPU slot rather than one. The results wait in
+// w.encoded for put.
+func (w *guideWriter) precompress(files []outFile) error {
+	type job struct {
+		enc  site.Encoding
+		data []byte
+		h    [sha256.Size]byte
+		z    []byte
+		err  error
+	}
+	var jobs []*job
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !f.doc || f.data == nil {
+			continue
+		}
+		t := w.e.pub
+		if f.private {
+			t = w.e.priv
+		}
+		docSame := t.same(f.path, f.data)
+		h := sha256.Sum256(f.data)
+		for _, enc := range w.e.cfg.Encodings {
+			key := string(h[:]) + enc.Name
+			if seen[key] || (docSame && t.exists(f.path+enc.Ext)) {
+				continue
+			}
+			seen[key] = true
+			jobs = append(jobs, &job{enc: enc, data: f.data, h: h})
+		}
+	}
+	if len(jobs) < 2 {
+		return nil // put compresses a lone document itself
+	}
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			w.e.cpu <- struct{}{}
+			j.z, j.err = w.e.comp.Compress(j.enc, j.data)
+			<-w.e.cpu
+		})
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return fmt.Errorf("compress: %w", j.err)
+		}
+		m := w.encoded[j.h]
+		if m == nil {
+			m = map[string][]byte{}
+			w.encoded[j.h] = m
+		}
+		m[j.enc.Name] = j.z
+	}
 	return nil
 }
 
