@@ -45,18 +45,23 @@ func (s *Server) ReloadDirs(dirs ...string) error {
 		return err
 	}
 	// Copy the current entries wholesale, then drop those of the reloaded
-	// folders: cheaper than rebuilding a map of the whole tree.
-	snap := &snapshot{entries: maps.Clone(prev.entries), memory: prev.memory, files: prev.files}
-	for name, e := range prev.entries {
-		if top, _, _ := strings.Cut(name, "/"); names[top] {
+	// folders, found through the index by top-level folder: cheaper than
+	// rebuilding a map of the whole tree.
+	snap := &snapshot{entries: maps.Clone(prev.entries), byTop: maps.Clone(prev.byTop), memory: prev.memory, files: prev.files}
+	for top := range names {
+		for _, name := range prev.byTop[top] {
+			mem, n := prev.entries[name].held()
 			delete(snap.entries, name)
-			mem, n := e.held()
 			snap.memory -= mem
 			snap.files -= n
 		}
+		delete(snap.byTop, top)
 	}
 	for name, e := range fresh.entries {
 		snap.entries[name] = e
+	}
+	for top, list := range fresh.byTop {
+		snap.byTop[top] = list
 	}
 	snap.memory += fresh.memory
 	snap.files += fresh.files

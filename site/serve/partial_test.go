@@ -2,9 +2,11 @@ package serve
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -63,6 +65,26 @@ func TestReloadDirs(t *testing.T) {
 			}
 			if got := s.Files(); got != 3 {
 				t.Errorf("Files() = %d, want 3", got)
+			}
+			// Once every changed folder is reloaded, the snapshot and its
+			// index by folder are those of a full load.
+			if err := s.ReloadDirs("d"); err != nil {
+				t.Fatal(err)
+			}
+			got := s.current.Load()
+			want, err := s.loader.load(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(slices.Sorted(maps.Keys(got.entries)), slices.Sorted(maps.Keys(want.entries))) ||
+				got.memory != want.memory || got.files != want.files || len(got.byTop) != len(want.byTop) {
+				t.Errorf("after ReloadDirs: %d entries, %d bytes, %d files, %d folders; a full load has %d, %d, %d, %d",
+					len(got.entries), got.memory, got.files, len(got.byTop), len(want.entries), want.memory, want.files, len(want.byTop))
+			}
+			for top, names := range want.byTop {
+				if g := slices.Sorted(slices.Values(got.byTop[top])); !slices.Equal(g, slices.Sorted(slices.Values(names))) {
+					t.Errorf("index of %s: %v, want %v", top, g, names)
+				}
 			}
 			for _, bad := range []string{"", ".", "..", "a/b", ".hidden", `a\b`} {
 				if err := s.ReloadDirs(bad); err == nil {

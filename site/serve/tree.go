@@ -64,8 +64,9 @@ type entry struct {
 // without locks; a reload builds a new one and swaps it in.
 type snapshot struct {
 	entries map[string]*entry
-	memory  int64 // bytes held in memory
-	files   int   // files indexed (documents, siblings and media)
+	byTop   map[string][]string // top-level folder -> names of its entries
+	memory  int64               // bytes held in memory
+	files   int                 // files indexed (documents, siblings and media)
 }
 
 // loader builds snapshots of one tree, reusing what the previous snapshot
@@ -147,15 +148,13 @@ func (l *loader) load(prev *snapshot) (*snapshot, error) {
 		e.encoded[i] = &rep
 		e.available[i] = true
 	}
-	for _, e := range snap.entries {
-		snap.memory += int64(len(e.identity.data))
-		snap.files++
-		for _, r := range e.encoded {
-			if r != nil {
-				snap.memory += int64(len(r.data))
-				snap.files++
-			}
-		}
+	snap.byTop = map[string][]string{}
+	for name, e := range snap.entries {
+		mem, n := e.held()
+		snap.memory += mem
+		snap.files += n
+		top, _, _ := strings.Cut(name, "/")
+		snap.byTop[top] = append(snap.byTop[top], name)
 	}
 	return snap, nil
 }
