@@ -112,8 +112,9 @@ type Exporter struct {
 
 	mu       sync.Mutex // guards manifest, entryJSON, savedSum, reserved and folders
 	manifest site.Manifest
-	// entryJSON caches the JSON of each manifest entry, so that saving the
-	// manifest after one guide's export encodes that guide only; savedSum
+	// entryJSON caches the JSON member `"id":{entry}` of each manifest
+	// entry, so that saving the manifest after one guide's export encodes
+	// that guide only; savedSum
 	// is the SHA-256 of the manifest file as last read or written.
 	entryJSON map[string][]byte
 	savedSum  [sha256.Size]byte
@@ -245,20 +246,26 @@ func (e *Exporter) saveManifest() error {
 }
 
 // encodeManifest returns the bytes marshalJSON(e.manifest) would return,
-// assembled from the cached JSON of each entry: encoding/json writes a
-// map's entries sorted by key, and so does this. The caller holds e.mu.
+// assembled from the cached `"id":{entry}` JSON of each guide:
+// encoding/json writes a map's entries sorted by key, and so does this. The
+// caller holds e.mu.
 func (e *Exporter) encodeManifest() ([]byte, error) {
 	ids := slices.Sorted(maps.Keys(e.manifest.Guides))
 	size := 64
 	for _, id := range ids {
 		if _, ok := e.entryJSON[id]; !ok {
-			data, err := marshalJSON(e.manifest.Guides[id])
+			key, err := marshalJSON(id)
 			if err != nil {
 				return nil, err
 			}
-			e.entryJSON[id] = bytes.TrimSuffix(data, []byte("\n"))
+			entry, err := marshalJSON(e.manifest.Guides[id])
+			if err != nil {
+				return nil, err
+			}
+			member := append(bytes.TrimSuffix(key, []byte("\n")), ':')
+			e.entryJSON[id] = append(member, bytes.TrimSuffix(entry, []byte("\n"))...)
 		}
-		size += len(id) + 4 + len(e.entryJSON[id])
+		size += len(e.entryJSON[id]) + 1
 	}
 	buf := make([]byte, 0, size)
 	buf = fmt.Appendf(buf, `{"version":%d,"guides":{`, e.manifest.Version)
@@ -266,12 +273,6 @@ func (e *Exporter) encodeManifest() ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		key, err := marshalJSON(id)
-		if err != nil {
-			return nil, err
-		}
-		buf = append(buf, bytes.TrimSuffix(key, []byte("\n"))...)
-		buf = append(buf, ':')
 		buf = append(buf, e.entryJSON[id]...)
 	}
 	return append(buf, "}}\n"...), nil

@@ -1,7 +1,9 @@
 package exporter
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -35,9 +37,9 @@ func TestCreateNew(t *testing.T) {
 	if got, _ := os.ReadFile(dst); string(got) != `{"status":"ready"}` {
 		t.Errorf("an existing file was changed: %q", got)
 	}
-	// A missing folder is not written, and not reported as success.
-	if done, _ := createNew(filepath.Join(dir, "missing", "x"), []byte("x"), 0o644); done {
-		t.Error("createNew reported a file written into a missing folder")
+	// A missing folder is an error, not a fallback.
+	if done, err := createNew(filepath.Join(dir, "missing", "x"), []byte("x"), 0o644); done || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("createNew into a missing folder = %v, %v; want false and a not-exist error", done, err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("folder holds %d entries, want only the file", len(entries))

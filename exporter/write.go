@@ -210,17 +210,15 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
-	w := &guideWriter{e: e, res: &res, encoded: map[[sha256.Size]byte]map[string][]byte{}}
+	w := &guideWriter{e: e, res: &res}
+	docs := w.prepareDocs(p.files)
 	var public, private []string
 	type sum struct {
 		path string
 		hash [sha256.Size]byte
 	}
 	var sums []sum
-	if err := w.precompress(p.files); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	for _, f := range p.files {
+	for i, f := range p.files {
 		if err := ctx.Err(); err != nil {
 			return res, site.ManifestGuide{}, err
 		}
@@ -236,7 +234,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		}
 		h := sha256.Sum256(data)
 		sums = append(sums, sum{prefix + f.path, h})
-		written, err := w.put(t, f, data, h)
+		written, err := w.put(t, f, data, docs[i])
 		if err != nil {
 			return res, site.ManifestGuide{}, err
 		}
@@ -283,7 +281,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	recFile := outFile{private: true, path: site.RecordPath(g.GuideID), data: recData}
-	written, err := w.put(e.priv, recFile, recData, sha256.Sum256(recData))
+	written, err := w.put(e.priv, recFile, recData, docWrite{})
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
@@ -318,40 +316,53 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	return res, entry, nil
 }
 
-// guideWriter writes the files of one guide, compressing each distinct
-// document once.
+// guideWriter writes the files of one guide.
 type guideWriter struct {
-	e       *Exporter
-	res     *GuideResult
-	encoded map[[sha256.Size]byte]map[string][]byte
+	e   *Exporter
+	res *GuideResult
 }
 
-// put publishes f with content data (hash h) in tree t unless it is there
-// already, and returns the paths it now occupies (a document's compressed
-// siblings too). Siblings are written before the document, so a reader who
-// sees the new document finds its new siblings.
-func (w *guideWriter) put(t tree, f outFile, data []byte, h [sha256.Size]byte) ([]string, error) {
+// docWrite is what put writes of one document: its compressed siblings
+// that are missing or out of date, by encoding name, and whether its
+// identity file already holds it.
+type docWrite struct {
+	siblings map[string]*compression
+	same     bool
+}
+
+// compression is one document compressed with one encoding.
+type compression struct {
+	enc  site.Encoding
+	data []byte
+	z    []byte
+	err  error
+}
+
+// put publishes f with content data in tree t unless it is there already,
+// and returns the paths it now occupies (a document's compressed siblings
+// too). A document's siblings come from dw, and are written before the
+// document, so a reader who sees the new document finds its new siblings.
+func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string, error) {
 	paths := []string{f.path}
 	if !f.doc {
 		return paths, w.write(t, f.path, data)
 	}
-	docSame := t.same(f.path, data)
 	for _, enc := range w.e.cfg.Encodings {
 		p := f.path + enc.Ext
 		paths = append(paths, p)
-		if docSame && t.exists(p) {
+		c, ok := dw.siblings[enc.Name]
+		if !ok {
 			w.res.Unchanged++
 			continue
 		}
-		z, err := w.compressed(enc, data, h)
-		if err != nil {
-			return nil, fmt.Errorf("compress %s: %w", f.path, err)
+		if c.err != nil {
+			return nil, fmt.Errorf("compress %s: %w", f.path, c.err)
 		}
-		if err := w.write(t, p, z); err != nil {
+		if err := w.write(t, p, c.z); err != nil {
 			return nil, err
 		}
 	}
-	if docSame {
+	if dw.same {
 		w.res.Unchanged++
 		return paths, nil
 	}
@@ -372,82 +383,49 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	return nil
 }
 
-// precompress compresses, in parallel, every distinct document of files
-// that put will write, so that one guide's export (a watcher's re-export
-// after an upload) uses every CPU slot rather than one. The results wait in
-// w.encoded for put.
-func (w *guideWriter) precompress(files []outFile) error {
-	type job struct {
-		enc  site.Encoding
-		data []byte
-		h    [sha256.Size]byte
-		z    []byte
-		err  error
+// prepareDocs returns, by index in files, what put writes of each
+// document: a sibling is compressed unless the document and that sibling
+// are already published. Each distinct document (the alias repeats the
+// default view's) is compressed once per encoding, and the compressions
+// run in parallel within the Jobs CPU slots, so that one guide's export (a
+// watcher's re-export after an upload) uses every slot rather than one.
+func (w *guideWriter) prepareDocs(files []outFile) map[int]docWrite {
+	type key struct {
+		sum [sha256.Size]byte
+		enc string
 	}
-	var jobs []*job
-	seen := map[string]bool{}
-	for _, f := range files {
-		if !f.doc || f.data == nil {
+	jobs := map[key]*compression{}
+	docs := map[int]docWrite{}
+	for i, f := range files {
+		if !f.doc {
 			continue
 		}
 		t := w.e.pub
 		if f.private {
 			t = w.e.priv
 		}
-		docSame := t.same(f.path, f.data)
-		h := sha256.Sum256(f.data)
+		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.path, f.data)}
+		sum := sha256.Sum256(f.data)
 		for _, enc := range w.e.cfg.Encodings {
-			key := string(h[:]) + enc.Name
-			if seen[key] || (docSame && t.exists(f.path+enc.Ext)) {
+			if dw.same && t.exists(f.path+enc.Ext) {
 				continue
 			}
-			seen[key] = true
-			jobs = append(jobs, &job{enc: enc, data: f.data, h: h})
+			k := key{sum, enc.Name}
+			if jobs[k] == nil {
+				jobs[k] = &compression{enc: enc, data: f.data}
+			}
+			dw.siblings[enc.Name] = jobs[k]
 		}
-	}
-	if len(jobs) < 2 {
-		return nil // put compresses a lone document itself
+		docs[i] = dw
 	}
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for _, c := range jobs {
 		wg.Go(func() {
 			w.e.cpu <- struct{}{}
-			j.z, j.err = w.e.comp.Compress(j.enc, j.data)
+			c.z, c.err = w.e.comp.Compress(c.enc, c.data)
 			<-w.e.cpu
 		})
 	}
 	wg.Wait()
-	for _, j := range jobs {
-		if j.err != nil {
-			return fmt.Errorf("compress: %w", j.err)
-		}
-		m := w.encoded[j.h]
-		if m == nil {
-			m = map[string][]byte{}
-			w.encoded[j.h] = m
-		}
-		m[j.enc.Name] = j.z
-	}
-	return nil
-}
-
-// compressed returns data compressed with enc, once per distinct document
-// of the guide (the alias repeats the default view's documents).
-func (w *guideWriter) compressed(enc site.Encoding, data []byte, h [sha256.Size]byte) ([]byte, error) {
-	m := w.encoded[h]
-	if z, ok := m[enc.Name]; ok {
-		return z, nil
-	}
-	w.e.cpu <- struct{}{}
-	z, err := w.e.comp.Compress(enc, data)
-	<-w.e.cpu
-	if err != nil {
-		return nil, err
-	}
-	if m == nil {
-		m = map[string][]byte{}
-		w.encoded[h] = m
-	}
-	m[enc.Name] = z
-	return z, nil
+	return docs
 }
