@@ -20,6 +20,9 @@ import (
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if err == nil {
+		err = checkPKCE(ar)
+	}
 	if err != nil {
 		s.authorizeError(w, r, ar, err)
 		return
@@ -80,6 +83,19 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.logger.Info("oauth grant approved", "clientId", ar.GetClient().GetID(), "owner", owner, "scopes", ar.GetGrantedScopes())
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
+}
+
+// checkPKCE refuses, before anyone signs in, a request without an S256
+// code challenge (fosite would only refuse it after consent).
+func checkPKCE(ar fosite.AuthorizeRequester) error {
+	f := ar.GetRequestForm()
+	if f.Get("code_challenge") == "" {
+		return fosite.ErrInvalidRequest.WithHint("A PKCE code_challenge is required (S256).")
+	}
+	if f.Get("code_challenge_method") != "S256" {
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge_method must be S256.")
+	}
+	return nil
 }
 
 func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {

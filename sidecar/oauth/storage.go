@@ -66,22 +66,18 @@ func (s *storage) GetClient(ctx context.Context, id string) (fosite.Client, erro
 	return toClient(a), nil
 }
 
-func toClient(a store.App) *fosite.DefaultOpenIDConnectClient {
-	method := "client_secret_basic"
-	if a.Public() {
-		method = "none"
-	}
-	return &fosite.DefaultOpenIDConnectClient{
-		DefaultClient: &fosite.DefaultClient{
-			ID:            a.ClientID,
-			Secret:        a.SecretHash,
-			RedirectURIs:  a.RedirectURIs,
-			GrantTypes:    []string{"authorization_code", "refresh_token"},
-			ResponseTypes: []string{"code"},
-			Scopes:        a.Scopes,
-			Public:        a.Public(),
-		},
-		TokenEndpointAuthMethod: method,
+// toClient makes a fosite client of a. It is a plain client, not an OpenID
+// Connect one, so a confidential app may authenticate with HTTP Basic or
+// with the secret in the form (client_secret_basic or client_secret_post).
+func toClient(a store.App) *fosite.DefaultClient {
+	return &fosite.DefaultClient{
+		ID:            a.ClientID,
+		Secret:        a.SecretHash,
+		RedirectURIs:  a.RedirectURIs,
+		GrantTypes:    []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"},
+		Scopes:        a.Scopes,
+		Public:        a.Public(),
 	}
 }
 
