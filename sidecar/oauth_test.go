@@ -497,3 +497,61 @@ func TestOAuthMetadata(t *testing.T) {
 		t.Errorf("code_challenge_methods_supported = %v, want [S256]", md["code_challenge_methods_supported"])
 	}
 }
+
+// TestOAuthTwoSidecars: a token issued by one sidecar is accepted by
+// another on the same PostgreSQL database, and a refresh on the second
+// rotates what the first accepts.
+func TestOAuthTwoSidecars(t *testing.T) {
+	dsn := backends[1].dsn(t)
+	a := newOAuthEnv(t, dsn)
+	tok := a.grant(t, newBrowser(t), "guide.events")
+
+	ctx := context.Background()
+	logger := slog.New(slog.DiscardHandler)
+	st, err := store.Open(ctx, dsn, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ocfg := oauth.DefaultConfig()
+	ocfg.Now, ocfg.Logger = a.clock.Now, logger
+	ocfg.Issuer = "http://127.0.0.1:1" // the second sidecar's own address does not matter here
+	auth, err := oauth.New(ctx, ocfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{PrivateFS: afero.NewOsFs(), PrivateDir: a.dir, Now: a.clock.Now, Logger: logger, OAuth: auth},
+		st, a.queue, a.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := httptest.NewServer(srv)
+	t.Cleanup(b.Close)
+	call := func(token string) int {
+		req, _ := http.NewRequest("GET", b.URL+eventPath, nil)
+		req.Header.Set(HeaderAppID, a.clientID)
+		req.Header.Set(HeaderAppToken, token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := call(tok.AccessToken); got != 200 {
+		t.Fatalf("second sidecar: status %d for the first one's token, want 200", got)
+	}
+	second := a.app
+	second.Endpoint.TokenURL = b.URL + oauth.PathToken
+	tok.Expiry = time.Now().Add(-time.Minute)
+	fresh, err := second.TokenSource(ctx, tok).Token()
+	if err != nil {
+		t.Fatalf("refresh on the second sidecar: %v", err)
+	}
+	if got, _ := a.portal("GET", eventPath, fresh.AccessToken); got != 200 {
+		t.Fatalf("first sidecar: status %d for a token refreshed on the second, want 200", got)
+	}
+	if got, _ := a.portal("GET", eventPath, tok.AccessToken); got != 401 {
+		t.Fatalf("first sidecar: status %d for the rotated-out token, want 401", got)
+	}
+}
