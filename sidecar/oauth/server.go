@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/guidepub/guidepub/sidecar/store"
@@ -43,7 +44,12 @@ type Server struct {
 	logger   *slog.Logger
 	cookies  *cookieKeys
 	throttle *throttle
+
+	lastSweep atomic.Int64 // unix seconds of the last removal of expired tokens
 }
+
+// sweepEvery is how often the token endpoint removes expired tokens.
+const sweepEvery = time.Hour
 
 // New returns the authorization server on st. It reads (creating once) the
 // HMAC and session keys from the store, and returns an error for an invalid
@@ -166,6 +172,25 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+	s.sweep(ctx)
+}
+
+// sweep removes tokens that expired a day ago or more, at most once per
+// sweepEvery per process, so the token table does not grow forever.
+func (s *Server) sweep(ctx context.Context) {
+	now := s.cfg.Now()
+	last := s.lastSweep.Load()
+	if now.Unix()-last < int64(sweepEvery/time.Second) || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
+		return
+	}
+	n, err := s.store.DeleteExpiredGrantTokens(context.WithoutCancel(ctx), now.Add(-24*time.Hour))
+	if err != nil {
+		s.logger.Warn("oauth: removing expired tokens failed", "err", err)
+		return
+	}
+	if n > 0 {
+		s.logger.Debug("oauth: expired tokens removed", "count", n)
+	}
 }
 
 // handleRevoke is the revocation endpoint (RFC 7009).

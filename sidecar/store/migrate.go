@@ -94,7 +94,8 @@ var migrations = []string{
 		PRIMARY KEY (kind, signature)
 	);
 	CREATE INDEX guidepub_oauth_token_request ON guidepub_oauth_token (request_id, kind);
-	CREATE INDEX guidepub_oauth_token_client ON guidepub_oauth_token (client_id);`,
+	CREATE INDEX guidepub_oauth_token_client ON guidepub_oauth_token (client_id);
+	CREATE INDEX guidepub_oauth_token_expiry ON guidepub_oauth_token (expires_at);`,
 }
 
 // migrateLockKey is the PostgreSQL advisory lock that serialises migrations

@@ -241,6 +241,17 @@ func (s *Store) DeleteGrantToken(ctx context.Context, kind, signature string) er
 	return nil
 }
 
+// DeleteExpiredGrantTokens removes the tokens that expired before before
+// and returns how many. Spent refresh tokens are kept until they expire, so
+// that their reuse is still recognised.
+func (s *Store) DeleteExpiredGrantTokens(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.Exec(ctx, `DELETE FROM guidepub_oauth_token WHERE expires_at < ?`, micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("delete expired OAuth tokens: %w", err)
+	}
+	return n, nil
+}
+
 func boolInt(b bool) int64 {
 	if b {
 		return 1
