@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"golang.org/x/time/rate"
 )
@@ -71,6 +72,9 @@ func (s *Server) authenticated(scope string, h http.HandlerFunc) http.Handler {
 // returned as is (500).
 func (s *Server) authenticate(r *http.Request) (store.Token, error) {
 	appID := r.Header.Get(HeaderAppID)
+	if s.cfg.OAuth != nil && oauth.IsClientID(appID) {
+		return s.authenticateOAuth(r, appID)
+	}
 	presented := sha256.Sum256([]byte(r.Header.Get(HeaderAppToken)))
 	tok, found, err := s.creds.lookup(r.Context(), appID)
 	if err != nil {
@@ -87,6 +91,20 @@ func (s *Server) authenticate(r *http.Request) (store.Token, error) {
 		return store.Token{}, errUnauthenticated
 	}
 	return tok, nil
+}
+
+// authenticateOAuth checks an OAuth access token presented with its app's
+// client id. Every failure is the same errUnauthenticated as for API
+// tokens; a store failure is returned as is (500).
+func (s *Server) authenticateOAuth(r *http.Request, clientID string) (store.Token, error) {
+	p, ok, err := s.cfg.OAuth.Authenticate(r.Context(), clientID, r.Header.Get(HeaderAppToken))
+	if err != nil {
+		return store.Token{}, fmt.Errorf("check access token: %w", err)
+	}
+	if !ok {
+		return store.Token{}, errUnauthenticated
+	}
+	return store.Token{AppID: p.ClientID, OwnerID: p.OwnerID, Scopes: p.Scopes}, nil
 }
 
 // credentialCache keeps tokens read from the store for a short TTL so an

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/afero"
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// TokenCacheTTL: see DefaultTokenCacheTTL (used when zero); negative
 	// disables the cache.
 	TokenCacheTTL time.Duration
+
+	// OAuth, when set, is the authorization server: its endpoints are
+	// served and its access tokens accepted like API tokens.
+	OAuth *oauth.Server
 
 	Now    func() time.Time // clock; time.Now when nil
 	Logger *slog.Logger     // slog.Default() when nil

@@ -107,6 +107,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 		mux.Handle(rt.method+" "+rt.path, rt.h)
 		mux.Handle(rt.path, s.methodNotAllowed(rt.method))
 	}
+	if s.cfg.OAuth != nil {
+		s.cfg.OAuth.Register(mux)
+	}
 	mux.HandleFunc("/", s.handleUnknownPath)
 }
 

@@ -32,6 +32,8 @@ have none.`,
 			sidecarCommand(),
 			devCommand(),
 			tokenCommand(),
+			appCommand(),
+			ownerCommand(),
 			publishCommand(),
 		},
 		Action: func(c *cli.Context) error {

@@ -26,6 +26,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
 )
 
@@ -71,6 +72,10 @@ func deliveryFlags() []cli.Flag {
 			Usage: "allow webhook URLs on loopback, private and link-local addresses (tests, on-premises)"},
 		&cli.StringFlag{Name: "rate-limit", Value: "100/s", EnvVars: envVars("rate-limit"),
 			Usage: "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"},
+		&cli.DurationFlag{Name: "access-token-ttl", Value: oauth.DefaultConfig().AccessTokenLifespan, EnvVars: envVars("access-token-ttl"),
+			Usage: "lifetime of an OAuth access token"},
+		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
+			Usage: "lifetime of an OAuth refresh token"},
 		&cli.StringSliceFlag{Name: "signing-key", EnvVars: envVars("signing-key"),
 			Usage: "base64 key (32+ bytes) signing private-document tokens; repeat or comma-separate to rotate: " +
 				"the first signs, all verify (default: a key generated once and kept in the store)"},
@@ -90,6 +95,8 @@ type sidecarConfig struct {
 	AllowPrivateTargets bool
 	RateLimit           float64 // requests per second per app; 0: none
 	SigningKeys         [][]byte
+	AccessTokenTTL      time.Duration // OAuth access tokens
+	RefreshTokenTTL     time.Duration // OAuth refresh tokens
 	Logger              *slog.Logger
 	Now                 func() time.Time // default time.Now
 }
@@ -107,6 +114,8 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 		DeliveryTimeout:     c.Duration("delivery-timeout"),
 		DeliveryWorkers:     c.Int("delivery-workers"),
 		AllowPrivateTargets: c.Bool("allow-private-targets"),
+		AccessTokenTTL:      c.Duration("access-token-ttl"),
+		RefreshTokenTTL:     c.Duration("refresh-token-ttl"),
 		Logger:              logger,
 	}
 	if cfg.Private == "" {
@@ -128,6 +137,9 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 	}
 	if cfg.DeliveryWorkers < 1 {
 		return cfg, usagef("--delivery-workers must be at least 1")
+	}
+	if cfg.AccessTokenTTL <= 0 || cfg.RefreshTokenTTL <= 0 {
+		return cfg, usagef("--access-token-ttl and --refresh-token-ttl must be positive")
 	}
 	if cfg.RateLimit, err = parseRate(c.String("rate-limit")); err != nil {
 		return cfg, usagef("--rate-limit: %v", err)
@@ -225,10 +237,15 @@ func openSidecar(ctx context.Context, cfg sidecarConfig) (*sidecarParts, error) 
 		st.Close()
 		return nil, fmt.Errorf("delivery queue: %w", err)
 	}
+	auth, err := openOAuth(ctx, cfg, st, logger)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	scfg := sidecar.Config{
 		PrivateFS: afero.NewOsFs(), PrivateDir: cfg.Private,
 		ViewURL: cfg.ViewURL, BaseURL: cfg.BaseURL,
-		RateLimit: cfg.RateLimit, SigningKeys: cfg.SigningKeys,
+		RateLimit: cfg.RateLimit, SigningKeys: cfg.SigningKeys, OAuth: auth,
 		Now: cfg.Now, Logger: logger, Registerer: reg, Gatherer: reg,
 	}
 	ev, err := sidecar.NewEvents(scfg, st, q)

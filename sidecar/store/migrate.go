@@ -60,6 +60,42 @@ var migrations = []string{
 		duration_ms BIGINT NOT NULL,
 		PRIMARY KEY (delivery_id, n)
 	);`,
+	// 3: OAuth apps, owners' sign-in passwords and the OAuth grant tokens.
+	// A token row is keyed by its kind and signature (an HMAC of the token:
+	// the token itself is never stored); request_id groups every token of
+	// one grant, so one grant can be revoked at once.
+	`CREATE TABLE guidepub_oauth_app (
+		client_id     TEXT PRIMARY KEY,
+		owner_id      TEXT NOT NULL,
+		name          TEXT NOT NULL,
+		secret_hash   {bytes},
+		redirect_uris TEXT NOT NULL,
+		scopes        TEXT NOT NULL,
+		created_at    BIGINT NOT NULL,
+		revoked_at    BIGINT
+	);
+	CREATE INDEX guidepub_oauth_app_owner ON guidepub_oauth_app (owner_id, client_id);
+	CREATE TABLE guidepub_owner (
+		owner_id      TEXT PRIMARY KEY,
+		password_hash TEXT NOT NULL,
+		updated_at    BIGINT NOT NULL
+	);
+	CREATE TABLE guidepub_oauth_token (
+		kind       TEXT NOT NULL,
+		signature  TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		client_id  TEXT NOT NULL,
+		owner_id   TEXT NOT NULL,
+		scopes     TEXT NOT NULL,
+		request    TEXT NOT NULL,
+		active     INTEGER NOT NULL,
+		expires_at BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		PRIMARY KEY (kind, signature)
+	);
+	CREATE INDEX guidepub_oauth_token_request ON guidepub_oauth_token (request_id, kind);
+	CREATE INDEX guidepub_oauth_token_client ON guidepub_oauth_token (client_id);
+	CREATE INDEX guidepub_oauth_token_expiry ON guidepub_oauth_token (expires_at);`,
 }
 
 // migrateLockKey is the PostgreSQL advisory lock that serialises migrations

@@ -286,8 +286,78 @@ func TestOpenConcurrently(t *testing.T) {
 			}
 			st := open(t, dsn)
 			var n int64
-			if err := st.QueryRow(context.Background(), `SELECT COUNT(*) FROM guidepub_migration`).Scan(&n); err != nil || n != 2 {
-				t.Errorf("%d guidepub migrations recorded (%v), want 2", n, err)
+			if err := st.QueryRow(context.Background(), `SELECT COUNT(*) FROM guidepub_migration`).Scan(&n); err != nil || n != 3 {
+				t.Errorf("%d guidepub migrations recorded (%v), want 3", n, err)
+			}
+		})
+	}
+}
+
+func TestOAuthRecords(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		t.Run(b.name, func(t *testing.T) {
+			st := open(t, b.dsn(t))
+			ctx := context.Background()
+			now := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+			pub := store.App{ClientID: "gpc_pub", OwnerID: "o", Name: "Native", RedirectURIs: []string{"http://127.0.0.1/cb"},
+				Scopes: []string{"guide.events"}, CreatedAt: now}
+			conf := pub
+			conf.ClientID, conf.SecretHash = "gpc_conf", []byte("0123456789abcdef0123456789abcdef")
+			for _, a := range []store.App{pub, conf} {
+				if err := st.CreateApp(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.CreateApp(ctx, pub); !errors.Is(err, store.ErrExists) {
+				t.Fatalf("second create: %v, want ErrExists", err)
+			}
+			got, err := st.App(ctx, "gpc_pub")
+			if err != nil || !got.Public() || got.Name != "Native" || len(got.RedirectURIs) != 1 {
+				t.Fatalf("public app read back as %+v, %v", got, err)
+			}
+			got, err = st.App(ctx, "gpc_conf")
+			if err != nil || got.Public() || string(got.SecretHash) != string(conf.SecretHash) {
+				t.Fatalf("confidential app read back as %+v, %v", got, err)
+			}
+			tok := store.GrantToken{Kind: "access", Signature: "sig1", RequestID: "req1", ClientID: "gpc_conf", OwnerID: "alice",
+				Scopes: []string{"guide.events"}, Request: []byte(`{}`), Active: true, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+			if err := st.CreateGrantToken(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+			old := tok
+			old.Signature, old.ExpiresAt = "sig-old", now.Add(-48*time.Hour)
+			if err := st.CreateGrantToken(ctx, old); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.RevokeApp(ctx, "gpc_conf", now); err != nil {
+				t.Fatal(err)
+			}
+			if g, err := st.GrantToken(ctx, "access", "sig1"); err != nil || g.Active {
+				t.Fatalf("token of a revoked app: %+v, %v; want inactive", g, err)
+			}
+			if n, err := st.DeleteExpiredGrantTokens(ctx, now.Add(-24*time.Hour)); err != nil || n != 1 {
+				t.Fatalf("expired tokens removed: %d, %v; want 1", n, err)
+			}
+			if _, err := st.GrantToken(ctx, "access", "sig1"); err != nil {
+				t.Fatalf("unexpired token removed: %v", err)
+			}
+			if err := st.RevokeApp(ctx, "gpc_none", now); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("revoke unknown app: %v", err)
+			}
+			if err := st.SetOwnerPassword(ctx, "alice", "$argon2id$x", now); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetOwnerPassword(ctx, "alice", "$argon2id$y", now); err != nil {
+				t.Fatal(err)
+			}
+			if h, err := st.OwnerPassword(ctx, "alice"); err != nil || h != "$argon2id$y" {
+				t.Fatalf("password hash %q, %v", h, err)
+			}
+			if _, err := st.OwnerPassword(ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("unknown owner: %v", err)
 			}
 		})
 	}

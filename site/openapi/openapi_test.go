@@ -46,11 +46,14 @@ func TestDocumentReturnsACopy(t *testing.T) {
 func TestEveryOperationListed(t *testing.T) {
 	doc := load(t)
 	want := []string{
+		"GET /.well-known/oauth-authorization-server",
 		"GET /api/v1/guides/{guideId}/events/deliveries",
 		"GET /api/v1/guides/{guideId}/events/{eventType}/object",
 		"GET /api/v1/openapi.json",
 		"GET /healthz",
 		"GET /metrics",
+		"GET /oauth/authorize",
+		"GET /oauth/signin",
 		"GET /private/{guideId}/{path}",
 		"GET /readyz",
 		"GET /{viewId}/data/status",
@@ -63,6 +66,10 @@ func TestEveryOperationListed(t *testing.T) {
 		"POST /api/v1/guides/{guideId}/events/deliveries/{deliveryId}/retry",
 		"POST /api/v1/guides/{guideId}/events/{eventType}/dispatch",
 		"POST /api/v1/integrations/test",
+		"POST /oauth/authorize",
+		"POST /oauth/revoke",
+		"POST /oauth/signin",
+		"POST /oauth/token",
 	}
 	var got []string
 	for p, item := range doc.Paths.Map() {

@@ -1,0 +1,231 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/ory/fosite"
+	"github.com/ory/fosite/compose"
+	"github.com/ory/fosite/handler/oauth2"
+)
+
+// Endpoint paths, under the issuer.
+const (
+	PathAuthorize = "/oauth/authorize"
+	PathToken     = "/oauth/token"
+	PathRevoke    = "/oauth/revoke"
+	PathSignIn    = "/oauth/signin"
+	PathMetadata  = "/.well-known/oauth-authorization-server"
+)
+
+// Names of the secrets kept in the store, shared by every sidecar on it so
+// that each accepts the tokens and sessions the others issue.
+const (
+	secretHMAC    = "oauth-hmac-key"
+	secretSession = "oauth-session-key"
+)
+
+// Server is the authorization server: its HTTP endpoints and the check of
+// access tokens for the Portal API. It is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	storage  *storage
+	provider fosite.OAuth2Provider
+	strategy *oauth2.HMACSHAStrategy
+	logger   *slog.Logger
+	cookies  *cookieKeys
+	throttle *throttle
+
+	lastSweep atomic.Int64 // unix seconds of the last removal of expired tokens
+}
+
+// sweepEvery is how often the token endpoint removes expired tokens.
+const sweepEvery = time.Hour
+
+// New returns the authorization server on st. It reads (creating once) the
+// HMAC and session keys from the store, and returns an error for an invalid
+// cfg or a store failure.
+func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	random := func() ([]byte, error) {
+		b := make([]byte, 32)
+		_, err := rand.Read(b)
+		return b, err
+	}
+	hmacKey, err := st.Secret(ctx, secretHMAC, random)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	sessKey, err := st.Secret(ctx, secretSession, random)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	fc := &fosite.Config{
+		AccessTokenLifespan:            cfg.AccessTokenLifespan,
+		RefreshTokenLifespan:           cfg.RefreshTokenLifespan,
+		AuthorizeCodeLifespan:          cfg.AuthorizeCodeLifespan,
+		GlobalSecret:                   hmacKey,
+		EnforcePKCE:                    true,
+		EnablePKCEPlainChallengeMethod: false,
+		ScopeStrategy:                  fosite.ExactScopeStrategy,
+		AudienceMatchingStrategy:       fosite.DefaultAudienceMatchingStrategy,
+		RefreshTokenScopes:             []string{}, // every grant gets a refresh token
+		TokenURL:                       cfg.Issuer + PathToken,
+		ClientSecretsHasher:            secretHasher{},
+		RedirectSecureChecker:          fosite.IsRedirectURISecureStrict,
+		SendDebugMessagesToClients:     false,
+	}
+	stor := &storage{st: st, now: cfg.Now, lifespans: map[string]time.Duration{
+		kindCode: cfg.AuthorizeCodeLifespan, kindPKCE: cfg.AuthorizeCodeLifespan,
+		kindAccess: cfg.AccessTokenLifespan, kindRefresh: cfg.RefreshTokenLifespan,
+	}}
+	strategy := compose.NewOAuth2HMACStrategy(fc)
+	provider := compose.Compose(fc, stor, &compose.CommonStrategy{CoreStrategy: strategy},
+		compose.OAuth2AuthorizeExplicitFactory,
+		compose.OAuth2RefreshTokenGrantFactory,
+		compose.OAuth2TokenRevocationFactory,
+		compose.OAuth2PKCEFactory,
+	)
+	return &Server{
+		cfg: cfg, store: st, storage: stor, provider: provider, strategy: strategy, logger: cfg.Logger,
+		cookies:  &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
+		throttle: newThrottle(cfg.SignInFailures, time.Minute, cfg.Now),
+	}, nil
+}
+
+// Register adds the endpoints to mux with method patterns.
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+PathAuthorize, s.handleAuthorize)
+	mux.HandleFunc("POST "+PathAuthorize, s.handleConsent)
+	mux.HandleFunc("GET "+PathSignIn, s.handleSignInPage)
+	mux.HandleFunc("POST "+PathSignIn, s.handleSignIn)
+	mux.HandleFunc("POST "+PathToken, s.handleToken)
+	mux.HandleFunc("POST "+PathRevoke, s.handleRevoke)
+	mux.HandleFunc("GET "+PathMetadata, s.handleMetadata)
+}
+
+// Principal is who an access token speaks for.
+type Principal struct {
+	ClientID, OwnerID string
+	Scopes            []string
+}
+
+// Authenticate checks an access token presented with clientID: it must be
+// one this server issued (its HMAC checks), to that client, active (not
+// revoked, its app not revoked) and not expired on the configured clock.
+// ok is false for any such failure; err is a store failure only.
+func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Principal, ok bool, err error) {
+	if token == "" || clientID == "" {
+		return Principal{}, false, nil
+	}
+	sig := s.strategy.AccessTokenSignature(ctx, token)
+	row, req, err := s.storage.getRow(ctx, kindAccess, sig, nil)
+	if errors.Is(err, fosite.ErrNotFound) {
+		return Principal{}, false, nil
+	}
+	if err != nil {
+		return Principal{}, false, err
+	}
+	if req.GetClient().GetID() != clientID {
+		return Principal{}, false, nil
+	}
+	// The HMAC check: the store keeps only signatures, so a leaked row
+	// does not make a token.
+	if err := s.strategy.ValidateAccessToken(ctx, req, token); err != nil {
+		return Principal{}, false, nil
+	}
+	if !s.cfg.Now().Before(row.ExpiresAt) {
+		return Principal{}, false, nil
+	}
+	sess, _ := req.GetSession().(*fosite.DefaultSession)
+	if sess == nil || sess.Subject == "" {
+		return Principal{}, false, nil
+	}
+	return Principal{ClientID: clientID, OwnerID: sess.Subject, Scopes: req.GetGrantedScopes()}, true, nil
+}
+
+// handleToken is the token endpoint (RFC 6749 §3.2): code exchange and
+// refresh. Errors are the RFC's JSON errors.
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ar, err := s.provider.NewAccessRequest(ctx, r, &fosite.DefaultSession{})
+	if err != nil {
+		s.logRFCError("token request refused", err)
+		s.provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	resp, err := s.provider.NewAccessResponse(ctx, ar)
+	if err != nil {
+		s.logRFCError("token response refused", err)
+		s.provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+	s.sweep(ctx)
+}
+
+// sweep removes tokens that expired a day ago or more, at most once per
+// sweepEvery per process, so the token table does not grow forever.
+func (s *Server) sweep(ctx context.Context) {
+	now := s.cfg.Now()
+	last := s.lastSweep.Load()
+	if now.Unix()-last < int64(sweepEvery/time.Second) || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
+		return
+	}
+	n, err := s.store.DeleteExpiredGrantTokens(context.WithoutCancel(ctx), now.Add(-24*time.Hour))
+	if err != nil {
+		s.logger.Warn("oauth: removing expired tokens failed", "err", err)
+		return
+	}
+	if n > 0 {
+		s.logger.Debug("oauth: expired tokens removed", "count", n)
+	}
+}
+
+// handleRevoke is the revocation endpoint (RFC 7009).
+func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	err := s.provider.NewRevocationRequest(ctx, r)
+	if err != nil {
+		s.logRFCError("revocation refused", err)
+	}
+	s.provider.WriteRevocationResponse(ctx, w, err)
+}
+
+// handleMetadata answers the authorization server metadata (RFC 8414).
+func (s *Server) handleMetadata(w http.ResponseWriter, r *http.Request) {
+	iss := s.cfg.Issuer
+	auth := []string{"client_secret_basic", "client_secret_post", "none"}
+	md := map[string]any{
+		"issuer":                                     iss,
+		"authorization_endpoint":                     iss + PathAuthorize,
+		"token_endpoint":                             iss + PathToken,
+		"revocation_endpoint":                        iss + PathRevoke,
+		"scopes_supported":                           Scopes(),
+		"response_types_supported":                   []string{"code"},
+		"response_modes_supported":                   []string{"query"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      auth,
+		"revocation_endpoint_auth_methods_supported": auth,
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_ = json.NewEncoder(w).Encode(md)
+}
+
+func (s *Server) logRFCError(msg string, err error) {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	s.logger.Info(msg, "error", rfc.ErrorField, "hint", rfc.HintField, "debug", rfc.DebugField)
+}
