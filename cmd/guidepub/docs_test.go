@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestDocumentedCommands checks the shell examples of README.md and every
+// page under docs/: each guidepub command they run (as `guidepub …`, `go run
+// ./cmd/guidepub …` or an image running guidepub) exists and takes every
+// flag they give it.
+func TestDocumentedCommands(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(repoRoot, "README.md"))
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked += checkShellExamples(t, filepath.Base(f), string(data))
+	}
+	if checked < 10 {
+		t.Errorf("found only %d guidepub commands in the documentation's examples", checked)
+	}
+}
+
+var (
+	shellSplit  = regexp.MustCompile(`&&|\|\||[|;&>]`)
+	commandName = regexp.MustCompile(`^[a-z][a-z-]*$`)
+)
+
+// checkShellExamples checks the ```sh blocks of one document and returns
+// how many guidepub commands it found.
+func checkShellExamples(t *testing.T, name, doc string) int {
+	t.Helper()
+	var lines []string
+	inSh := false
+	for _, l := range strings.Split(doc, "\n") {
+		l = strings.TrimSpace(l) // code blocks may be indented in a list
+		switch {
+		case strings.HasPrefix(l, "```sh"):
+			inSh = true
+		case strings.HasPrefix(l, "```"):
+			inSh = false
+		case inSh:
+			lines = append(lines, l)
+		}
+	}
+	script := strings.ReplaceAll(strings.Join(lines, "\n"), "\\\n", " ")
+	checked := 0
+	for _, line := range strings.Split(script, "\n") {
+		line, _, _ = strings.Cut(line, " #") // a trailing comment
+		for _, part := range shellSplit.Split(line, -1) {
+			words := shellWords(strings.TrimSpace(part))
+			// The binary, `go run ./cmd/guidepub`, or the image name before
+			// the command it runs (podman run ... guidepub watch ...);
+			// "podman build -t guidepub ." names no command.
+			i := slices.IndexFunc(words, func(w string) bool { return w == "guidepub" || strings.HasSuffix(w, "/cmd/guidepub") })
+			if i < 0 || i+1 >= len(words) || !commandName.MatchString(words[i+1]) {
+				continue
+			}
+			words = words[i+1:]
+			cmd := command(words[0])
+			if cmd == nil {
+				t.Errorf("%s runs `guidepub %s`, which is no command", name, words[0])
+				continue
+			}
+			cmdName := cmd.Name
+			if len(cmd.Subcommands) > 0 && len(words) > 1 {
+				for _, sub := range cmd.Subcommands {
+					if sub.Name == words[1] {
+						cmd, cmdName = sub, cmdName+" "+sub.Name
+					}
+				}
+			}
+			checked++
+			for _, w := range words[1:] {
+				flag, ok := strings.CutPrefix(w, "--")
+				if !ok {
+					continue
+				}
+				flag, _, _ = strings.Cut(flag, "=")
+				if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), flag) }) {
+					t.Errorf("%s runs `guidepub %s --%s`, a flag it does not take", name, cmdName, flag)
+				}
+			}
+		}
+	}
+	return checked
+}
