@@ -107,22 +107,36 @@ func (c *specChecker) route(req *http.Request) (*routers.Route, map[string]strin
 type specCall struct {
 	method, url string
 	header      http.Header
-	want        int  // expected status
-	validReq    bool // the request itself must conform to the document
+	form        url.Values   // sent as an application/x-www-form-urlencoded body
+	client      *http.Client // instead of the checker's (cookies, no redirects)
+	want        int          // expected status
+	validReq    bool         // the request itself must conform to the document
 }
 
 // do sends the call, checks its status, validates the response against the
 // document and returns the (decompressed) body and the response.
 func (c *specChecker) do(t *testing.T, cl specCall) ([]byte, *http.Response) {
 	t.Helper()
-	req, err := http.NewRequest(cl.method, cl.url, nil)
+	var reqBody io.Reader
+	if cl.form != nil {
+		reqBody = strings.NewReader(cl.form.Encode())
+	}
+	req, err := http.NewRequest(cl.method, cl.url, reqBody)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cl.form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(cl.form.Encode())), nil }
 	}
 	for k, v := range cl.header {
 		req.Header[k] = v
 	}
-	resp, err := c.client.Do(req)
+	client := c.client
+	if cl.client != nil {
+		client = cl.client
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", cl.method, cl.url, err)
 	}
@@ -156,6 +170,9 @@ func (c *specChecker) do(t *testing.T, cl specCall) ([]byte, *http.Response) {
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 	}
 	if cl.validReq {
+		if req.GetBody != nil {
+			req.Body, _ = req.GetBody()
+		}
 		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
 			t.Errorf("%s %s: the request does not conform to the document: %v", cl.method, req.URL.Path, err)
 		}
@@ -422,7 +439,8 @@ func specAgainstServers(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sidecar.Config{PrivateFS: afero.NewOsFs(), PrivateDir: privDir, Logger: logger}
+	auth := specOAuthServer(t, st)
+	cfg := sidecar.Config{PrivateFS: afero.NewOsFs(), PrivateDir: privDir, Logger: logger, OAuth: auth}
 	ev, err := sidecar.NewEvents(cfg, st, q)
 	if err != nil {
 		t.Fatal(err)
@@ -688,6 +706,8 @@ func specAgainstServers(t *testing.T, dsn string) {
 		}
 		c.do(t, specCall{method: "GET", url: staticSrv.URL + "/no-such-view/" + site.StatusFile, want: 404, validReq: true})
 	})
+
+	t.Run("oauth", func(t *testing.T) { specOAuth(t, c, sideSrv.URL, st) })
 
 	c.checkCoverage(t, nil)
 }
