@@ -837,4 +837,3 @@ func TestDockerignoreKeepsTheModule(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
