@@ -98,3 +98,32 @@ func checkShellExamples(t *testing.T, name, doc string) int {
 	}
 	return checked
 }
+
+// markdownLink matches [text](target) links; targets with a scheme are
+// not files of the repository.
+var markdownLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
+
+// TestDocumentLinks checks that every relative link of README.md and of
+// the pages under docs/ names a file of the repository.
+func TestDocumentLinks(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(repoRoot, "README.md"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range markdownLink.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), filepath.FromSlash(target))); err != nil {
+				t.Errorf("%s links to %s, which does not exist", filepath.Base(f), target)
+			}
+		}
+	}
+}
