@@ -4,7 +4,7 @@ PKGS      ?= ./...
 STATICCHECK_VERSION ?= v0.8.2
 BIN       ?= bin/guidepub
 
-.PHONY: help run test lint bench fuzz build
+.PHONY: help run test lint bench fuzz build image
 
 help: ## show this help
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
@@ -32,3 +32,8 @@ fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 
 build: ## build a static binary into bin/guidepub
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/guidepub
+
+IMAGE     ?= guidepub:latest
+
+image: build ## build the container image $(IMAGE) FROM scratch from bin/guidepub (podman or docker)
+	deploy/image.sh $(BIN) $(IMAGE)

@@ -89,6 +89,12 @@ const (
 	EventFile    = "event.json"
 )
 
+// SidecarRoutes are the public paths a web server in front must send to the
+// sidecar: the Portal API, private documents and the OAuth authorization
+// server (docs/deployment.md#routing-the-sidecar). A route ending in "/" is
+// a prefix; the others are exact paths.
+var SidecarRoutes = []string{"/api/", PrivatePrefix, "/oauth/", "/.well-known/oauth-authorization-server"}
+
 // GuideDir returns the private folder of a guide.
 func GuideDir(guideID string) string { return path.Join(GuidesDir, guideID) }
 

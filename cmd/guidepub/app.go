@@ -34,6 +34,7 @@ have none.`,
 			tokenCommand(),
 			appCommand(),
 			ownerCommand(),
+			healthcheckCommand(),
 			publishCommand(),
 		},
 		Action: func(c *cli.Context) error {

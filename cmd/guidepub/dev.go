@@ -52,7 +52,7 @@ const devReceiverPath = "/dev.webhook"
 
 // sidecarPaths are the path prefixes dev routes to the sidecar; everything
 // else goes to the static server.
-var sidecarPaths = []string{"/api/", "/private/", "/oauth/", "/.well-known/oauth-authorization-server", "/healthz", "/readyz", "/metrics"}
+var sidecarPaths = append([]string{"/healthz", "/readyz", "/metrics"}, site.SidecarRoutes...)
 
 // devCommand returns the "dev" command: watch, serve and the sidecar in one
 // process.

@@ -11,6 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// repoRoot is the module's root, seen from this package's folder.
+const repoRoot = "../.."
+
 // TestDocumentedCommands checks the shell examples of README.md and every
 // page under docs/: each guidepub command they run (as `guidepub …`, `go run
 // ./cmd/guidepub …` or an image running guidepub) exists and takes every
@@ -62,10 +65,12 @@ func checkShellExamples(t *testing.T, name, doc string) int {
 		line, _, _ = strings.Cut(line, " #") // a trailing comment
 		for _, part := range shellSplit.Split(line, -1) {
 			words := shellWords(strings.TrimSpace(part))
-			// The binary, `go run ./cmd/guidepub`, or the image name before
-			// the command it runs (podman run ... guidepub watch ...);
-			// "podman build -t guidepub ." names no command.
-			i := slices.IndexFunc(words, func(w string) bool { return w == "guidepub" || strings.HasSuffix(w, "/cmd/guidepub") })
+			// The binary (by name or path), `go run ./cmd/guidepub`, or the
+			// image before the command it runs (podman run ...
+			// guidepub:latest watch ...).
+			i := slices.IndexFunc(words, func(w string) bool {
+				return w == "guidepub" || strings.HasSuffix(w, "/guidepub") || strings.HasPrefix(w, "guidepub:")
+			})
 			if i < 0 || i+1 >= len(words) || !commandName.MatchString(words[i+1]) {
 				continue
 			}
@@ -126,4 +131,48 @@ func TestDocumentLinks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shellWords splits a command line into words, honouring single and double
+// quotes (enough for the build commands compared here).
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// command returns guidepub's command name, or nil.
+func command(name string) *cli.Command {
+	for _, c := range newApp(nil, nil).Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }

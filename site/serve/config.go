@@ -14,7 +14,7 @@ import (
 type ConfigOptions struct {
 	Dir     string // absolute path of the exported public tree
 	Listen  string // host:port (or :port) the web server listens on
-	Sidecar string // host:port of the sidecar for /api/ and /private/; empty: no proxy routes
+	Sidecar string // host:port of the sidecar for site.SidecarRoutes; empty: no proxy routes
 }
 
 // ConfigKinds lists the kinds WriteConfig accepts.
@@ -140,9 +140,13 @@ func nginxConfig(o ConfigOptions) string {
 	p("    }")
 	if o.Sidecar != "" {
 		p("")
-		p("    # The sidecar: Portal API and private documents.")
-		for _, prefix := range []string{"/api/", site.PrivatePrefix} {
-			p("    location ^~ %s {", prefix)
+		p("    # The sidecar: Portal API, private documents, OAuth authorization server.")
+		for _, route := range site.SidecarRoutes {
+			if strings.HasSuffix(route, "/") {
+				p("    location ^~ %s {", route)
+			} else {
+				p("    location = %s {", route)
+			}
 			p("        proxy_pass http://%s;", o.Sidecar)
 			p("        proxy_set_header Host $host;")
 			p("        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;")
@@ -199,12 +203,14 @@ func caddyConfig(o ConfigOptions) string {
 	p(`    header @media Cache-Control "%s"`, site.MediaCacheControl)
 	p("")
 	if o.Sidecar != "" {
-		p("    handle /api/* {")
-		p("        reverse_proxy %s", o.Sidecar)
-		p("    }")
-		p("    handle %s* {", site.PrivatePrefix)
-		p("        reverse_proxy %s", o.Sidecar)
-		p("    }")
+		for _, route := range site.SidecarRoutes {
+			if strings.HasSuffix(route, "/") {
+				route += "*"
+			}
+			p("    handle %s {", route)
+			p("        reverse_proxy %s", o.Sidecar)
+			p("    }")
+		}
 	}
 	p("    handle @hidden {")
 	p("        error 404")
