@@ -23,7 +23,9 @@ import (
 // sidecar's --base-url.
 func openOAuth(ctx context.Context, cfg sidecarConfig, st *store.Store, logger *slog.Logger) (*oauth.Server, error) {
 	ocfg := oauth.DefaultConfig()
-	ocfg.Issuer = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.BaseURL != "" {
+		ocfg.Issuer = strings.TrimRight(cfg.BaseURL, "/")
+	}
 	if cfg.AccessTokenTTL > 0 {
 		ocfg.AccessTokenLifespan = cfg.AccessTokenTTL
 	}
@@ -58,6 +60,9 @@ Examples:
 			{
 				Name:  "create",
 				Usage: "register an app; its client secret is printed once and stored only as a hash",
+				Description: `Examples:
+   guidepub app create --private private --owner integrator-1 --name "Listing Sync" --redirect-uri https://sync.example.com/callback --scopes guide.events,guide.read
+   guidepub app create --store postgres://guidepub@db/guidepub --owner integrator-1 --name "Desk App" --public --redirect-uri http://127.0.0.1:9000/callback --scopes guide.events --json`,
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "owner", Usage: "owner (user) id of the integrator who registers the app", EnvVars: envVars("owner")},
 					&cli.StringFlag{Name: "name", Usage: "the app's name, shown to owners on the consent page", EnvVars: envVars("name")},
@@ -69,14 +74,19 @@ Examples:
 				Action: appCreate,
 			},
 			{
-				Name:   "list",
-				Usage:  "list apps (never their secrets)",
+				Name:  "list",
+				Usage: "list apps (never their secrets)",
+				Description: `Examples:
+   guidepub app list --private private
+   guidepub app list --store postgres://guidepub@db/guidepub --owner integrator-1 --json`,
 				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "owner", Usage: "only this owner's apps"}, &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}}, storeFlags...),
 				Action: appList,
 			},
 			{
-				Name:      "revoke",
-				Usage:     "revoke an app and every token issued to it",
+				Name:  "revoke",
+				Usage: "revoke an app and every token issued to it",
+				Description: `Examples:
+   guidepub app revoke --private private gpc_0123456789abcdef`,
 				ArgsUsage: "CLIENTID",
 				Flags:     storeFlags,
 				Action:    appRevoke,
@@ -225,6 +235,8 @@ func ownerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "owner",
 		Usage: "set owners' sign-in passwords (for approving OAuth apps)",
+		Description: `Examples:
+   printf '%s\n' "$PASSWORD" | guidepub owner password --owner user-1001 --private private`,
 		Subcommands: []*cli.Command{{
 			Name:  "password",
 			Usage: "set an owner's password, read from standard input (the first line); stored as an argon2id hash",
