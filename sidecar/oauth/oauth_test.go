@@ -120,7 +120,7 @@ func TestCSRF(t *testing.T) {
 func TestAuthorizeClient(t *testing.T) {
 	for next, want := range map[string]bool{
 		"/oauth/authorize?client_id=gpc_1&response_type=code": true,
-		"/oauth/authorize":                                 false, // no client
+		"/oauth/authorize": false, // no client
 		"https://evil.example/oauth/authorize?client_id=x": false,
 		"//evil.example/oauth/authorize?client_id=x":       false,
 		"/oauth/token?client_id=x":                         false,
