@@ -78,7 +78,7 @@ func New(cfg Config, st *store.Store, q *delivery.Queue, ev *Events) (*Server, e
 	}
 	mux := http.NewServeMux()
 	s.routes(mux)
-	s.handler = s.observe(mux)
+	s.handler = s.observe(s.cleanPaths(mux))
 	cfg.Logger.Info("sidecar ready", "baseUrl", cfg.BaseURL, "viewUrl", cfg.ViewURL, "privateDir", cfg.PrivateDir,
 		"rateLimit", cfg.RateLimit, "burst", cfg.Burst)
 	return s, nil
@@ -148,6 +148,35 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 // no credentials.
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	writeJSONBytes(w, http.StatusOK, s.openapi)
+}
+
+// cleanPaths answers a JSON 404 for a request whose path is not in clean
+// form (".", ".." or "//" in it) and for "OPTIONS *", before they reach the
+// mux: ServeMux would answer those with a redirect to the cleaned path,
+// carrying the query (an access token) into a Location header, or with an
+// empty 200.
+func (s *Server) cleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" || !cleanPath(r.URL.Path) {
+			s.writeError(w, r, notFound("no such endpoint"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath reports whether p is an absolute path without empty, "." or
+// ".." segments (a trailing slash is allowed).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p[1:], "/"), "/") {
+		if (seg == "" && p != "/") || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) handleUnknownPath(w http.ResponseWriter, r *http.Request) {

@@ -183,7 +183,9 @@ func runDev(c *cli.Context) error {
 	srv := &http.Server{
 		Handler:           devHandler(parts.Server, static, &devReceiver{privateDir: priv, url: base + devReceiverPath, logger: logger}),
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// "OPTIONS *" reaches the handler (a JSON 404) instead of net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

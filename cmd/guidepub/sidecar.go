@@ -341,8 +341,10 @@ func runSidecar(ctx context.Context, cfg sidecarConfig, ln net.Listener, logger 
 	srv := &http.Server{
 		Handler:           parts.Server,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// "OPTIONS *" reaches the handler (a JSON 404) instead of net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
+		IdleTimeout:                  2 * time.Minute,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("sidecar listening", "addr", ln.Addr().String(), "store", parts.Store.Dialect(), "private", cfg.Private)
 	served := make(chan error, 1)
