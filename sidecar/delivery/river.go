@@ -98,7 +98,7 @@ func newRiverClient(st *store.Store, q *Queue) (riverClient, error) {
 		FetchCooldown:        min(poll, fetchCooldown),
 		FetchPollInterval:    poll,
 		JobTimeout:           q.cfg.Timeout + jobMargin,
-		Logger:               q.cfg.Logger.With("component", "river"),
+		Logger:               store.RiverLogger(q.cfg.Logger),
 		MaxAttempts:          riverMaxAttempts(q.cfg.MaxAttempts),
 		Queues:               map[string]river.QueueConfig{queueName: {MaxWorkers: q.cfg.Workers}},
 		RescueStuckJobsAfter: q.cfg.RescueAfter,

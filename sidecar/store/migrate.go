@@ -129,7 +129,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := s.migrateGuidepub(ctx, tx); err != nil {
 			return err
 		}
-		m, err := rivermigrate.New(riversqlite.New(s.db), &rivermigrate.Config{Logger: s.logger})
+		m, err := rivermigrate.New(riversqlite.New(s.db), &rivermigrate.Config{Logger: RiverLogger(s.logger)})
 		if err != nil {
 			return fmt.Errorf("river migrator: %w", err)
 		}
@@ -139,7 +139,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("river migrations: %w", err)
 		}
 		if len(res.Versions) > 0 {
-			s.logger.Info("river tables migrated", "versions", len(res.Versions), "dialect", s.dialect)
+			s.logger.Debug("river tables migrated", "versions", len(res.Versions), "dialect", s.dialect)
 		}
 		return nil
 	})
@@ -174,7 +174,7 @@ func (s *Store) migrateGuidepub(ctx context.Context, tx Tx) error {
 			int64(i+1), time.Now().UnixMicro()); err != nil {
 			return fmt.Errorf("guidepub migration %d: %w", i+1, err)
 		}
-		s.logger.Info("store migrated", "version", i+1, "dialect", s.dialect)
+		s.logger.Debug("store migrated", "version", i+1, "dialect", s.dialect)
 	}
 	return nil
 }
@@ -182,7 +182,7 @@ func (s *Store) migrateGuidepub(ctx context.Context, tx Tx) error {
 // migrateRiver brings River's PostgreSQL tables up to the version of the
 // linked River.
 func (s *Store) migrateRiver(ctx context.Context) error {
-	m, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: s.logger})
+	m, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: RiverLogger(s.logger)})
 	if err != nil {
 		return fmt.Errorf("river migrator: %w", err)
 	}
