@@ -64,9 +64,15 @@ type Config struct {
 	// SQLite (which has no notifications).
 	PollInterval time.Duration
 	// RescueAfter is how long an attempt may stay "running" before it counts
-	// as lost with a dead process and is scheduled again; default
-	// Timeout + 1m, never less than Timeout + 5s.
+	// as lost with a dead process and is scheduled again by any sidecar;
+	// default and minimum Timeout + 10s (the job's own limit, Timeout + 5s,
+	// plus a margin).
 	RescueAfter time.Duration
+	// InstanceID names this sidecar stably across restarts (River's client
+	// id). At Start, the deliveries a process with the same id left in
+	// flight are sent again at once. Empty: a random id, and no such
+	// reclaim. Two live sidecars must not share one.
+	InstanceID string
 	// ResponseLimit is how many bytes of a response body are read (and
 	// discarded); default 64 KiB.
 	ResponseLimit int64
@@ -75,6 +81,10 @@ type Config struct {
 // jobMargin is the time an attempt's job may take beyond the HTTP timeout,
 // for reading the delivery and recording the attempt.
 const jobMargin = 5 * time.Second
+
+// rescueMargin is how long after its job's time limit a running attempt is
+// taken to be lost: the limit has cancelled a live worker's send by then.
+const rescueMargin = 5 * time.Second
 
 func (c Config) withDefaults() (Config, error) {
 	if c.RetryMin == 0 && c.RetryMax == 0 {
@@ -120,12 +130,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.PollInterval < 0 {
 		return c, fmt.Errorf("poll interval must be positive, got %s", c.PollInterval)
 	}
-	if min := c.Timeout + jobMargin; c.RescueAfter < min {
-		if c.RescueAfter == 0 {
-			c.RescueAfter = c.Timeout + time.Minute
-		} else {
-			c.RescueAfter = min
-		}
+	if min := c.Timeout + jobMargin + rescueMargin; c.RescueAfter < min {
+		c.RescueAfter = min
+	}
+	if len(c.InstanceID) > 100 {
+		return c, fmt.Errorf("instance id is longer than 100 characters")
 	}
 	if c.ResponseLimit <= 0 {
 		c.ResponseLimit = 64 << 10
@@ -143,6 +152,9 @@ type Queue struct {
 	recorder *recorder
 
 	randMu sync.Mutex
+
+	stopReclaim context.CancelFunc
+	reclaimDone chan struct{}
 }
 
 // Message is one event to deliver to one webhook.
@@ -201,9 +213,19 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 // not stop the queue; Stop does. It returns River's error when the client
 // cannot start.
 func (q *Queue) Start(ctx context.Context) error {
+	n, err := q.reclaimOwn(ctx, q.cfg.InstanceID)
+	if err != nil {
+		return fmt.Errorf("start delivery queue: %w", err)
+	}
+	if n > 0 {
+		q.cfg.Logger.Info("deliveries in flight at the last stop sent again", "count", n, "instance", q.cfg.InstanceID)
+	}
 	if err := q.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start delivery queue: %w", err)
 	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	q.stopReclaim, q.reclaimDone = cancel, make(chan struct{})
+	go func() { defer close(q.reclaimDone); q.reclaimLoop(rctx) }()
 	return nil
 }
 
@@ -212,6 +234,10 @@ func (q *Queue) Start(ctx context.Context) error {
 // cancelled (recorded as failed attempts and retried later) and Stop
 // returns ctx's error.
 func (q *Queue) Stop(ctx context.Context) error {
+	if q.stopReclaim != nil {
+		q.stopReclaim()
+		<-q.reclaimDone
+	}
 	err := q.river.Stop(ctx)
 	if err == nil {
 		return nil

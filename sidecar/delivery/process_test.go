@@ -55,10 +55,17 @@ func runHelper() error {
 	}
 	defer st.Close()
 	reg := prometheus.NewRegistry()
+	timeout := time.Second
+	if s := os.Getenv("HELPER_TIMEOUT"); s != "" {
+		if timeout, err = time.ParseDuration(s); err != nil {
+			return err
+		}
+	}
 	q, err := New(st, Config{
 		RetryMin: 5 * time.Millisecond, RetryMax: 10 * time.Millisecond, MaxAttempts: 5,
-		Timeout: time.Second, RescueAfter: time.Second + jobMargin, Workers: 4, AllowPrivateTargets: true,
+		Timeout: timeout, Workers: 4, AllowPrivateTargets: true,
 		PollInterval: 10 * time.Millisecond, Logger: logger, Registerer: reg,
+		InstanceID: os.Getenv("HELPER_INSTANCE"),
 	})
 	if err != nil {
 		return err
@@ -93,10 +100,11 @@ type helper struct {
 	lines chan string
 }
 
-func startHelper(t *testing.T, dsn, url string, enqueue int) *helper {
+func startHelper(t *testing.T, dsn, url string, enqueue int, env ...string) *helper {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_DSN="+dsn, "HELPER_URL="+url, "HELPER_ENQUEUE="+strconv.Itoa(enqueue))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -95,6 +95,7 @@ func newRiverClient(st *store.Store, q *Queue) (riverClient, error) {
 		}
 	}
 	cfg := &river.Config{
+		ID:                   q.cfg.InstanceID,
 		FetchCooldown:        min(poll, fetchCooldown),
 		FetchPollInterval:    poll,
 		JobTimeout:           q.cfg.Timeout + jobMargin,
