@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -169,6 +170,8 @@ func runDev(c *cli.Context) error {
 		DeliveryWorkers:     c.Int("delivery-workers"),
 		AllowPrivateTargets: true, // the samples' webhooks point at this process
 		RateLimit:           rate, SigningKeys: keys, Logger: logger,
+		InstanceID:     cmp.Or(c.String("instance-id"), defaultInstanceID(c.String("addr"))),
+		AccessTokenTTL: c.Duration("access-token-ttl"), RefreshTokenTTL: c.Duration("refresh-token-ttl"),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitFailure)

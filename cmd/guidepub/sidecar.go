@@ -72,6 +72,9 @@ func deliveryFlags() []cli.Flag {
 			Usage: "allow webhook URLs on loopback, private and link-local addresses (tests, on-premises)"},
 		&cli.StringFlag{Name: "rate-limit", Value: "100/s", EnvVars: envVars("rate-limit"),
 			Usage: "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"},
+		&cli.StringFlag{Name: "instance-id", EnvVars: envVars("instance-id"),
+			Usage: "stable name of this sidecar: after a crash, the same name re-sends its in-flight deliveries at once " +
+				"(default: host name and --addr; two running sidecars must not share one)"},
 		&cli.DurationFlag{Name: "access-token-ttl", Value: oauth.DefaultConfig().AccessTokenLifespan, EnvVars: envVars("access-token-ttl"),
 			Usage: "lifetime of an OAuth access token"},
 		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
@@ -95,6 +98,7 @@ type sidecarConfig struct {
 	AllowPrivateTargets bool
 	RateLimit           float64 // requests per second per app; 0: none
 	SigningKeys         [][]byte
+	InstanceID          string        // see delivery.Config.InstanceID
 	AccessTokenTTL      time.Duration // OAuth access tokens
 	RefreshTokenTTL     time.Duration // OAuth refresh tokens
 	Logger              *slog.Logger
@@ -114,6 +118,7 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 		DeliveryTimeout:     c.Duration("delivery-timeout"),
 		DeliveryWorkers:     c.Int("delivery-workers"),
 		AllowPrivateTargets: c.Bool("allow-private-targets"),
+		InstanceID:          c.String("instance-id"),
 		AccessTokenTTL:      c.Duration("access-token-ttl"),
 		RefreshTokenTTL:     c.Duration("refresh-token-ttl"),
 		Logger:              logger,
@@ -138,6 +143,9 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 	if cfg.DeliveryWorkers < 1 {
 		return cfg, usagef("--delivery-workers must be at least 1")
 	}
+	if cfg.InstanceID == "" {
+		cfg.InstanceID = defaultInstanceID(c.String("addr"))
+	}
 	if cfg.AccessTokenTTL <= 0 || cfg.RefreshTokenTTL <= 0 {
 		return cfg, usagef("--access-token-ttl and --refresh-token-ttl must be positive")
 	}
@@ -148,6 +156,21 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 		return cfg, usagef("--signing-key: %v", err)
 	}
 	return cfg, nil
+}
+
+// defaultInstanceID names a sidecar by its host and listen address, which
+// stay the same across restarts and differ between sidecars running at
+// once on one host.
+func defaultInstanceID(addr string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	id := host + "/" + addr
+	if len(id) > 100 {
+		id = id[:100]
+	}
+	return id
 }
 
 // parseRate parses "N/s", "N/m", "N/h" or "N" (per second) into requests
@@ -232,6 +255,7 @@ func openSidecar(ctx context.Context, cfg sidecarConfig) (*sidecarParts, error) 
 		RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts,
 		Timeout: cfg.DeliveryTimeout, AllowPrivateTargets: cfg.AllowPrivateTargets,
 		Workers: cfg.DeliveryWorkers, Logger: logger, Registerer: reg, Now: cfg.Now,
+		InstanceID: cfg.InstanceID,
 	})
 	if err != nil {
 		st.Close()
