@@ -223,21 +223,26 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 			return res, site.ManifestGuide{}, err
 		}
 		data := f.data
-		if data == nil {
-			if data, err = b.ReadFile(f.src); err != nil {
-				return res, site.ManifestGuide{}, err
-			}
-		}
 		t, prefix := e.pub, "public/"
 		if f.private {
 			t, prefix = e.priv, "private/"
 		}
-		h := sha256.Sum256(data)
-		sums = append(sums, sum{prefix + f.path, h})
-		written, err := w.put(t, f, data, docs[i])
+		var (
+			h       [sha256.Size]byte
+			written []string
+		)
+		if data == nil {
+			// Media are streamed: see media.go.
+			h, err = w.putMedia(t, b, f)
+			written = []string{f.path}
+		} else {
+			h = sha256.Sum256(data)
+			written, err = w.put(t, f, data, docs[i])
+		}
 		if err != nil {
 			return res, site.ManifestGuide{}, err
 		}
+		sums = append(sums, sum{prefix + f.path, h})
 		if f.private {
 			private = append(private, written...)
 		} else {
