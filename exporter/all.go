@@ -46,6 +46,12 @@ func (e *Exporter) Folders() ([]string, error) {
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
+	// A killed export leaves temporary files: see docs/robustness.md.
+	if n, err := e.RemoveStaleTemps(); err != nil {
+		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
+	} else if n > 0 {
+		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)
+	}
 	folders, err := e.Folders()
 	if err != nil {
 		return rep, err

@@ -112,14 +112,15 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 
 // upToDate reports whether the published guide mg needs no export at now:
 // its inputs are as they were (same fingerprint), no view expired since,
-// and every file it published still exists. raw is the guide.json now in
+// every file it published still exists, and each document's compressed
+// siblings decode to it (see repair.go). raw is the guide.json now in
 // the bundle folder dir.
 func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
 	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
 		return false
 	}
 	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && fp == mg.Source && e.allExist(mg)
+	return err == nil && fp == mg.Source && e.allExist(mg) && e.encodingsAgree(mg)
 }
 
 // unchangedResult is the result of a guide found up to date.
@@ -412,7 +413,7 @@ func (w *guideWriter) prepareDocs(files []outFile) map[int]docWrite {
 		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.path, f.data)}
 		sum := sha256.Sum256(f.data)
 		for _, enc := range w.e.cfg.Encodings {
-			if dw.same && t.exists(f.path+enc.Ext) {
+			if dw.same && t.siblingAgrees(f.path, enc, f.data) {
 				continue
 			}
 			k := key{sum, enc.Name}
