@@ -76,6 +76,10 @@ type Config struct {
 	// into one public tree never unpublish each other's guides. Ids
 	// claimed by two bundles of different shards are not detected.
 	Shard, Shards int
+	// Limits bound what one bundle may hold and the size of one rendered
+	// document; zero fields take bundle.DefaultLimits (see
+	// docs/robustness.md).
+	Limits bundle.Limits
 }
 
 // ShardOf returns the shard, in [0, n), that a bundle folder belongs to: a
@@ -384,7 +388,7 @@ func checkFolder(folder string) error {
 
 // load loads the bundle in folder.
 func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
-	return bundle.Load(e.cfg.Src, filepath.Join(e.cfg.SrcDir, folder))
+	return bundle.LoadLimits(e.cfg.Src, filepath.Join(e.cfg.SrcDir, folder), e.cfg.Limits)
 }
 
 // ExportBundle exports the bundle in folder (a folder name under SrcDir).

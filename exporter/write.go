@@ -43,9 +43,14 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
 	var media, docs []outFile
+	maxDoc := e.cfg.Limits.WithDefaults().DocumentBytes
+	var tooLarge []bundle.Problem
 	addView := func(folder string, vd viewDocs, withMedia bool) {
 		for _, name := range site.Documents {
 			if data, ok := vd.Docs[name]; ok {
+				if len(data) > maxDoc {
+					tooLarge = append(tooLarge, documentTooLarge(b.Folder, folder, name, len(data), maxDoc))
+				}
 				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
 			}
 		}
@@ -71,6 +76,9 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
 			p.nextChange = *v.ExpiresAt
 		}
+	}
+	if len(tooLarge) > 0 {
+		return nil, &bundle.Error{Folder: b.Folder, Problems: tooLarge}
 	}
 	p.files = append(media, docs...)
 	if ViewStatus(g, def, now) == site.StatusReady {
