@@ -203,6 +203,7 @@ func (c *checker) summary(s *site.Summary) {
 	if len(s.Buildings) > 0 && mains != 1 {
 		c.addAggregate("$.summary.buildings", "%d buildings have isMainBuilding; exactly one must", mains)
 	}
+	c.standardFields(s)
 }
 
 // uniqueInt checks that id is not negative and not already in seen (which
