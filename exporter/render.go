@@ -359,7 +359,10 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 	if !v.Hides(bundle.HideAddress) {
 		p := g.Property
 		a.Country, a.StateOrProvince, a.City = p.Country, p.StateProvince, p.City
-		a.PostalCode, a.StreetName, a.StreetNumber, a.UnitNumber = p.PostalCode, p.StreetName, p.StreetNumber, p.Unit
+		a.PostalCode, a.StreetName, a.StreetNumber = p.PostalCode, p.StreetName, p.StreetNumber
+		if p.Unit != nil {
+			a.UnitNumber = *p.Unit
+		}
 	}
 	a.Rooms = []site.PropertyRoom{}
 	a.XSvcStructures = []site.PropertyStructure{}

@@ -133,8 +133,8 @@ func (c *checker) property(p *site.Property) {
 }
 
 func (c *checker) banner(b *site.Banner) {
-	if b.Website != "" {
-		c.webURL("$.banner.website", "website", b.Website)
+	if b.Website != nil && *b.Website != "" {
+		c.webURL("$.banner.website", "website", *b.Website)
 	}
 	for i, l := range b.SocialLinks {
 		c.webURL(fmt.Sprintf("$.banner.socialLinks[%d].link", i), "link", l.Link)
