@@ -416,6 +416,7 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 		}
 		a.XSvcStructures = append(a.XSvcStructures, ps)
 	}
+	mainRoomsFirst(a.Rooms, a.XSvcStructures)
 	var pages []mediaCopy
 	a.Media, pages = r.mediaRecords(v)
 	return site.AutofillDoc{Context: site.ResoContext, Value: []site.Autofill{a}}, pages
