@@ -83,6 +83,9 @@ func Load(fsys afero.Fs, dir string) (*Bundle, error) {
 func LoadLimits(fsys afero.Fs, dir string, lim Limits) (*Bundle, error) {
 	folder := filepath.Base(filepath.Clean(dir))
 	guideFile := path.Join(folder, FileName)
+	if msg := checkFolder(fsys, dir); msg != "" {
+		return nil, &Error{Folder: folder, Problems: []Problem{{File: folder, Message: msg}}}
+	}
 	raw, msg := readGuide(fsys, dir)
 	if msg != "" {
 		return nil, &Error{Folder: folder, Problems: []Problem{{File: guideFile, Message: msg}}}
@@ -172,6 +175,9 @@ func (b *Bundle) Open(rel string) (afero.File, error) {
 // room, floor, building and dims lists are never nil, and expiry times are
 // in UTC.
 func Parse(data []byte) (*Guide, []Problem) {
+	// A UTF-8 byte order mark (as some Windows editors write) is allowed
+	// and ignored; see docs/robustness.md.
+	data = bytes.TrimPrefix(data, utf8BOM)
 	tree, problems := readTree(data)
 	if tree == nil {
 		return nil, problems
