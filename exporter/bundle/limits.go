@@ -30,10 +30,10 @@ type Limits struct {
 // DefaultLimits are the limits of a zero Limits field.
 var DefaultLimits = Limits{
 	Views:         20,
-	Buildings:     20,
-	Floors:        200,
-	Rooms:         2000,
-	WallSegments:  20000,
+	Buildings:     10,
+	Floors:        100,
+	Rooms:         1000,
+	WallSegments:  10000,
 	Photos:        500,
 	Documents:     200,
 	Webhooks:      20,
