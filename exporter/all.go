@@ -51,7 +51,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
 	// A killed export leaves temporary files: see docs/robustness.md.
-	if n, err := e.RemoveStaleTemps(); err != nil {
+	if n, err := e.removeStaleTemps(e.verifying()); err != nil {
 		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
 	} else if n > 0 {
 		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)
@@ -195,6 +195,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		ioErrs = append(ioErrs, err)
 	}
 	e.mu.Unlock()
+	if len(ioErrs) == 0 {
+		e.verified()
+	}
 	rep.Duration = time.Since(start)
 	return rep, errors.Join(ioErrs...)
 }

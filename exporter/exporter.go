@@ -124,6 +124,8 @@ type Exporter struct {
 	savedSum  [sha256.Size]byte
 	reserved  map[string]string // id or guide id claimed by an export in flight -> guide id
 	folders   map[string]*sync.Mutex
+
+	interrupted interruptState // see repair.go
 }
 
 // New returns an Exporter for cfg, reading the manifest of earlier exports
@@ -187,6 +189,7 @@ func New(cfg Config) (*Exporter, error) {
 	if err := e.loadManifest(); err != nil {
 		return nil, err
 	}
+	e.interrupted.verify = e.priv.exists(e.markerName())
 	return e, nil
 }
 

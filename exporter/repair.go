@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +31,19 @@ var processStart = time.Now()
 // process started. Files of writes in progress (by this process, or
 // another one writing right now) are newer and stay. It returns how many
 // it deleted, and an error when a tree cannot be walked or a file deleted.
-// ExportAll calls it first.
-func (e *Exporter) RemoveStaleTemps() (int, error) {
+// ExportAll calls it first when the previous export was interrupted (its
+// marker is there; see interruptState), and otherwise cleans only the top
+// folder of the private tree.
+func (e *Exporter) RemoveStaleTemps() (int, error) { return e.removeStaleTemps(true) }
+
+// removeStaleTemps is RemoveStaleTemps; unless all, it looks only at the
+// top folder of the private tree (where the manifest and the marker are
+// written), which is all a process that was not interrupted in the middle
+// of a guide (no marker at start) can have left.
+func (e *Exporter) removeStaleTemps(all bool) (int, error) {
+	if !all {
+		return e.priv.removeStaleTempsTop(processStart)
+	}
 	n := 0
 	var errs []error
 	for _, t := range []tree{e.pub, e.priv} {
@@ -69,6 +81,111 @@ func (t tree) removeStaleTemps(cutoff time.Time) (int, error) {
 	})
 	if err != nil {
 		return n, fmt.Errorf("remove stale temporary files under %s: %w", t.root, err)
+	}
+	return n, nil
+}
+
+// interruptState tracks whether an export may have been interrupted in
+// the middle of writing a guide. While an Exporter writes, a marker file
+// (markerName) exists in the private tree; it is removed once no write is
+// in progress and none failed. An Exporter that finds the marker at start
+// (the previous process was killed, or a write failed) checks the
+// compressed siblings of every document of the guides it finds up to
+// date, until an ExportAll finishes without an I/O error.
+type interruptState struct {
+	mu      sync.Mutex
+	verify  bool // check siblings of up-to-date guides
+	writers int  // publishes in progress
+	failed  bool // a publish ended early: keep the marker
+	marked  bool // this Exporter created the marker or found it
+}
+
+// markerName is the private-tree name of the marker of writes in
+// progress: the manifest's name with ".writing" appended.
+func (e *Exporter) markerName() string { return e.manifestName() + ".writing" }
+
+// verifying reports whether up-to-date guides get their siblings checked.
+func (e *Exporter) verifying() bool {
+	e.interrupted.mu.Lock()
+	defer e.interrupted.mu.Unlock()
+	return e.interrupted.verify
+}
+
+// beginWrite records a publish starting, creating the marker first when
+// no other publish is in progress. It returns an error when the marker
+// cannot be written.
+func (e *Exporter) beginWrite() error {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.writers == 0 && !st.marked {
+		data := []byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339)))
+		if err := e.priv.write(e.markerName(), data); err != nil {
+			return fmt.Errorf("mark export in progress: %w", err)
+		}
+		st.marked = true
+	}
+	st.writers++
+	return nil
+}
+
+// endWrite records a publish ending (finished: every file written) and
+// removes the marker when it was the last one and nothing failed or needs
+// checking.
+func (e *Exporter) endWrite(finished bool) {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.writers--
+	if !finished {
+		st.failed = true
+	}
+	e.unmarkLocked()
+}
+
+// verified records that an ExportAll checked every guide without an I/O
+// error: no sibling is left to check.
+func (e *Exporter) verified() {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.verify {
+		st.verify, st.marked = false, st.marked || e.priv.exists(e.markerName())
+		st.failed = false
+	}
+	e.unmarkLocked()
+}
+
+// unmarkLocked removes the marker when nothing is in progress, failed or
+// to be checked. The caller holds e.interrupted.mu.
+func (e *Exporter) unmarkLocked() {
+	st := &e.interrupted
+	if st.writers > 0 || st.failed || st.verify || !st.marked {
+		return
+	}
+	if err := e.priv.remove(e.markerName(), nil); err == nil {
+		st.marked = false
+	}
+}
+
+// removeStaleTempsTop deletes the temporary files directly in t's root
+// folder last modified before cutoff, and returns how many.
+func (t tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
+	entries, err := afero.ReadDir(t.fs, t.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+	}
+	n := 0
+	for _, fi := range entries {
+		if fi.Mode().IsRegular() && strings.HasPrefix(fi.Name(), site.TempPrefix) && fi.ModTime().Before(cutoff) {
+			if err := t.fs.Remove(filepath.Join(t.root, fi.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+			}
+			n++
+		}
 	}
 	return n, nil
 }

@@ -17,6 +17,11 @@ func TestStaleTempsRemoved(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			ev := newEnv(t, kind)
 			ev.exportAll()
+			// A process killed in the middle of writing a guide leaves its
+			// marker.
+			if err := ev.exporter().beginWrite(); err != nil {
+				t.Fatal(err)
+			}
 			stale := processStart.Add(-time.Hour)
 			fresh := time.Now().Add(time.Minute) // a write in progress elsewhere
 			files := []struct {
@@ -83,6 +88,12 @@ func TestEncodingsRepaired(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					// A process killed in the middle of writing a guide:
+					// its marker stays, one sibling holds other content.
+					killed := ev.exporter()
+					if err := killed.beginWrite(); err != nil {
+						t.Fatal(err)
+					}
 					if err := afero.WriteFile(ev.out, doc+enc.Ext, other, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -103,8 +114,33 @@ func TestEncodingsRepaired(t *testing.T) {
 					if err != nil || !bytes.Equal(got, want) {
 						t.Errorf("%s%s decodes to %.60q (err %v), want the document %.60q", doc, enc.Ext, got, err, want)
 					}
+					marker := filepath.Join(ev.privDir, site.ManifestFile+".writing")
+					if _, err := ev.out.Stat(marker); (err == nil) != (how == "ExportBundle") {
+						t.Errorf("marker exists: %v after %s, want %v (removed once ExportAll checked everything)", err == nil, how, how == "ExportBundle")
+					}
 				})
 			}
 		}
+	}
+}
+
+// TestMarkerRemovedAfterCleanExports checks that exports that finish
+// leave no marker, so the next process does not check every document.
+func TestMarkerRemovedAfterCleanExports(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	e := ev.exporter()
+	if _, err := e.ExportAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ev.editGuide(kingFolder, func(g map[string]any) { g["property"].(map[string]any)["city"] = "Kitchener" })
+	if _, err := e.ExportBundle(context.Background(), kingFolder); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(ev.privDir, site.ManifestFile+".writing")
+	if _, err := ev.out.Stat(marker); err == nil {
+		t.Error("marker left after exports that finished")
+	}
+	if ev.exporter().verifying() {
+		t.Error("a new exporter checks every document after clean exports")
 	}
 }

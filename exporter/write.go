@@ -120,15 +120,16 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 
 // upToDate reports whether the published guide mg needs no export at now:
 // its inputs are as they were (same fingerprint), no view expired since,
-// every file it published still exists, and each document's compressed
-// siblings decode to it (see repair.go). raw is the guide.json now in
+// every file it published still exists, and, after an interrupted
+// export, each document's compressed siblings decode to it (see
+// repair.go). raw is the guide.json now in
 // the bundle folder dir.
 func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
 	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
 		return false
 	}
 	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && fp == mg.Source && e.allExist(mg) && e.encodingsAgree(mg)
+	return err == nil && fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
 }
 
 // unchangedResult is the result of a guide found up to date.
@@ -219,6 +220,11 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
+	if err := e.beginWrite(); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	finished := false
+	defer func() { e.endWrite(finished) }()
 	w := &guideWriter{e: e, res: &res}
 	docs := w.prepareDocs(p.files)
 	var public, private []string
@@ -321,6 +327,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		}
 	}
 	res.Changed = res.Written > 0 || res.Deleted > 0
+	finished = true
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: public, Private: private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
 	if !res.NextChange.IsZero() {
