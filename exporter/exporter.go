@@ -189,7 +189,7 @@ func New(cfg Config) (*Exporter, error) {
 	if err := e.loadManifest(); err != nil {
 		return nil, err
 	}
-	e.interrupted.verify = e.priv.exists(e.markerName())
+	e.interrupted.verify = e.markerExists()
 	return e, nil
 }
 

@@ -101,8 +101,15 @@ type interruptState struct {
 }
 
 // markerName is the private-tree name of the marker of writes in
-// progress: the manifest's name with ".writing" appended.
-func (e *Exporter) markerName() string { return e.manifestName() + ".writing" }
+// progress: the manifest's name with a dot before and ".writing" after. A
+// hidden name: what reads or uploads the trees skips it.
+func (e *Exporter) markerName() string { return "." + e.manifestName() + ".writing" }
+
+// markerExists reports whether the marker is in the private tree.
+func (e *Exporter) markerExists() bool {
+	_, err := e.priv.fs.Stat(e.priv.abs(e.markerName()))
+	return err == nil
+}
 
 // verifying reports whether up-to-date guides get their siblings checked.
 func (e *Exporter) verifying() bool {
@@ -120,7 +127,13 @@ func (e *Exporter) beginWrite() error {
 	defer st.mu.Unlock()
 	if st.writers == 0 && !st.marked {
 		data := []byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339)))
-		if err := e.priv.write(e.markerName(), data); err != nil {
+		// Written in place (its name is hidden, which tree.write refuses):
+		// only its existence matters.
+		err := e.priv.fs.MkdirAll(e.priv.root, 0o755)
+		if err == nil {
+			err = afero.WriteFile(e.priv.fs, e.priv.abs(e.markerName()), data, e.priv.perm)
+		}
+		if err != nil {
 			return fmt.Errorf("mark export in progress: %w", err)
 		}
 		st.marked = true
@@ -150,7 +163,7 @@ func (e *Exporter) verified() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.verify {
-		st.verify, st.marked = false, st.marked || e.priv.exists(e.markerName())
+		st.verify, st.marked = false, st.marked || e.markerExists()
 		st.failed = false
 	}
 	e.unmarkLocked()
@@ -163,7 +176,7 @@ func (e *Exporter) unmarkLocked() {
 	if st.writers > 0 || st.failed || st.verify || !st.marked {
 		return
 	}
-	if err := e.priv.remove(e.markerName(), nil); err == nil {
+	if err := e.priv.fs.Remove(e.priv.abs(e.markerName())); err == nil || errors.Is(err, fs.ErrNotExist) {
 		st.marked = false
 	}
 }

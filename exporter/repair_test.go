@@ -114,7 +114,7 @@ func TestEncodingsRepaired(t *testing.T) {
 					if err != nil || !bytes.Equal(got, want) {
 						t.Errorf("%s%s decodes to %.60q (err %v), want the document %.60q", doc, enc.Ext, got, err, want)
 					}
-					marker := filepath.Join(ev.privDir, site.ManifestFile+".writing")
+					marker := filepath.Join(ev.privDir, "."+site.ManifestFile+".writing")
 					if _, err := ev.out.Stat(marker); (err == nil) != (how == "ExportBundle") {
 						t.Errorf("marker exists: %v after %s, want %v (removed once ExportAll checked everything)", err == nil, how, how == "ExportBundle")
 					}
@@ -136,7 +136,7 @@ func TestMarkerRemovedAfterCleanExports(t *testing.T) {
 	if _, err := e.ExportBundle(context.Background(), kingFolder); err != nil {
 		t.Fatal(err)
 	}
-	marker := filepath.Join(ev.privDir, site.ManifestFile+".writing")
+	marker := filepath.Join(ev.privDir, "."+site.ManifestFile+".writing")
 	if _, err := ev.out.Stat(marker); err == nil {
 		t.Error("marker left after exports that finished")
 	}
