@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,8 +19,8 @@ import (
 )
 
 // Folders returns the bundle folders under SrcDir in name order: every
-// folder whose name does not start with a dot and that belongs to the
-// configured shard. It returns an error when SrcDir cannot be listed.
+// folder (or symbolic link, which its export rejects) whose name does not
+// start with a dot and that belongs to the configured shard. It returns an error when SrcDir cannot be listed.
 func (e *Exporter) Folders() ([]string, error) {
 	entries, err := afero.ReadDir(e.cfg.Src, e.cfg.SrcDir)
 	if err != nil {
@@ -27,7 +28,10 @@ func (e *Exporter) Folders() ([]string, error) {
 	}
 	var out []string
 	for _, fi := range entries {
-		if fi.IsDir() && !strings.HasPrefix(fi.Name(), ".") && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
+		// A symbolic link is listed so that its export says what is wrong
+		// (see docs/robustness.md).
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		if (fi.IsDir() || isLink) && !strings.HasPrefix(fi.Name(), ".") && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
 			out = append(out, fi.Name())
 		}
 	}
@@ -46,6 +50,12 @@ func (e *Exporter) Folders() ([]string, error) {
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
+	// A killed export leaves temporary files: see docs/robustness.md.
+	if n, err := e.removeStaleTemps(e.verifying()); err != nil {
+		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
+	} else if n > 0 {
+		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)
+	}
 	folders, err := e.Folders()
 	if err != nil {
 		return rep, err
@@ -185,6 +195,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		ioErrs = append(ioErrs, err)
 	}
 	e.mu.Unlock()
+	if len(ioErrs) == 0 {
+		e.verified()
+	}
 	rep.Duration = time.Since(start)
 	return rep, errors.Join(ioErrs...)
 }

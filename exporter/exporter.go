@@ -76,6 +76,10 @@ type Config struct {
 	// into one public tree never unpublish each other's guides. Ids
 	// claimed by two bundles of different shards are not detected.
 	Shard, Shards int
+	// Limits bound what one bundle may hold and the size of one rendered
+	// document; zero fields take bundle.DefaultLimits (see
+	// docs/robustness.md).
+	Limits bundle.Limits
 }
 
 // ShardOf returns the shard, in [0, n), that a bundle folder belongs to: a
@@ -120,6 +124,8 @@ type Exporter struct {
 	savedSum  [sha256.Size]byte
 	reserved  map[string]string // id or guide id claimed by an export in flight -> guide id
 	folders   map[string]*sync.Mutex
+
+	interrupted interruptState // see repair.go
 }
 
 // New returns an Exporter for cfg, reading the manifest of earlier exports
@@ -183,6 +189,7 @@ func New(cfg Config) (*Exporter, error) {
 	if err := e.loadManifest(); err != nil {
 		return nil, err
 	}
+	e.interrupted.verify = e.markerExists()
 	return e, nil
 }
 
@@ -384,7 +391,7 @@ func checkFolder(folder string) error {
 
 // load loads the bundle in folder.
 func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
-	return bundle.Load(e.cfg.Src, filepath.Join(e.cfg.SrcDir, folder))
+	return bundle.LoadLimits(e.cfg.Src, filepath.Join(e.cfg.SrcDir, folder), e.cfg.Limits)
 }
 
 // ExportBundle exports the bundle in folder (a folder name under SrcDir).

@@ -2,10 +2,13 @@ package exporter
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +26,15 @@ var noTmpfile atomic.Bool
 // file system or kernel cannot do this; the caller then writes the portable
 // way. Any other error is returned.
 func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
+	return createNewFunc(dst, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// createNewFunc is createNew with the content written by fill; an error of
+// fill is returned as is, with nothing created.
+func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bool, error) {
 	if noTmpfile.Load() {
 		return false, nil
 	}
@@ -36,7 +48,7 @@ func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
 	}
 	f := os.NewFile(uintptr(fd), dst)
 	defer f.Close()
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		return false, err
 	}
 	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
@@ -58,4 +70,13 @@ func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
 		return false, nil
 	}
 	return false, &os.LinkError{Op: "link", Old: "O_TMPFILE", New: dst, Err: err}
+}
+
+// ctimeOf returns the change time of fi, or the zero time when the file
+// system does not say.
+func ctimeOf(fi os.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	return time.Time{}
 }

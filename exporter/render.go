@@ -359,7 +359,10 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 	if !v.Hides(bundle.HideAddress) {
 		p := g.Property
 		a.Country, a.StateOrProvince, a.City = p.Country, p.StateProvince, p.City
-		a.PostalCode, a.StreetName, a.StreetNumber, a.UnitNumber = p.PostalCode, p.StreetName, p.StreetNumber, p.Unit
+		a.PostalCode, a.StreetName, a.StreetNumber = p.PostalCode, p.StreetName, p.StreetNumber
+		if p.Unit != nil {
+			a.UnitNumber = *p.Unit
+		}
 	}
 	a.Rooms = []site.PropertyRoom{}
 	a.XSvcStructures = []site.PropertyStructure{}
@@ -413,6 +416,7 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 		}
 		a.XSvcStructures = append(a.XSvcStructures, ps)
 	}
+	mainRoomsFirst(a.Rooms, a.XSvcStructures)
 	var pages []mediaCopy
 	a.Media, pages = r.mediaRecords(v)
 	return site.AutofillDoc{Context: site.ResoContext, Value: []site.Autofill{a}}, pages

@@ -43,9 +43,14 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
 	var media, docs []outFile
+	maxDoc := e.cfg.Limits.WithDefaults().DocumentBytes
+	var tooLarge []bundle.Problem
 	addView := func(folder string, vd viewDocs, withMedia bool) {
 		for _, name := range site.Documents {
 			if data, ok := vd.Docs[name]; ok {
+				if len(data) > maxDoc {
+					tooLarge = append(tooLarge, documentTooLarge(b.Folder, folder, name, len(data), maxDoc))
+				}
 				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
 			}
 		}
@@ -71,6 +76,9 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
 			p.nextChange = *v.ExpiresAt
 		}
+	}
+	if len(tooLarge) > 0 {
+		return nil, &bundle.Error{Folder: b.Folder, Problems: tooLarge}
 	}
 	p.files = append(media, docs...)
 	if ViewStatus(g, def, now) == site.StatusReady {
@@ -112,14 +120,16 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 
 // upToDate reports whether the published guide mg needs no export at now:
 // its inputs are as they were (same fingerprint), no view expired since,
-// and every file it published still exists. raw is the guide.json now in
+// every file it published still exists, and, after an interrupted
+// export, each document's compressed siblings decode to it (see
+// repair.go). raw is the guide.json now in
 // the bundle folder dir.
 func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
 	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
 		return false
 	}
 	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && fp == mg.Source && e.allExist(mg)
+	return err == nil && fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
 }
 
 // unchangedResult is the result of a guide found up to date.
@@ -210,6 +220,11 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
+	if err := e.beginWrite(); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	finished := false
+	defer func() { e.endWrite(finished) }()
 	w := &guideWriter{e: e, res: &res}
 	docs := w.prepareDocs(p.files)
 	var public, private []string
@@ -223,21 +238,26 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 			return res, site.ManifestGuide{}, err
 		}
 		data := f.data
-		if data == nil {
-			if data, err = b.ReadFile(f.src); err != nil {
-				return res, site.ManifestGuide{}, err
-			}
-		}
 		t, prefix := e.pub, "public/"
 		if f.private {
 			t, prefix = e.priv, "private/"
 		}
-		h := sha256.Sum256(data)
-		sums = append(sums, sum{prefix + f.path, h})
-		written, err := w.put(t, f, data, docs[i])
+		var (
+			h       [sha256.Size]byte
+			written []string
+		)
+		if data == nil {
+			// Media are streamed: see media.go.
+			h, err = w.putMedia(t, b, f)
+			written = []string{f.path}
+		} else {
+			h = sha256.Sum256(data)
+			written, err = w.put(t, f, data, docs[i])
+		}
 		if err != nil {
 			return res, site.ManifestGuide{}, err
 		}
+		sums = append(sums, sum{prefix + f.path, h})
 		if f.private {
 			private = append(private, written...)
 		} else {
@@ -307,6 +327,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		}
 	}
 	res.Changed = res.Written > 0 || res.Deleted > 0
+	finished = true
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: public, Private: private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
 	if !res.NextChange.IsZero() {
@@ -407,7 +428,7 @@ func (w *guideWriter) prepareDocs(files []outFile) map[int]docWrite {
 		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.path, f.data)}
 		sum := sha256.Sum256(f.data)
 		for _, enc := range w.e.cfg.Encodings {
-			if dw.same && t.exists(f.path+enc.Ext) {
+			if dw.same && t.siblingAgrees(f.path, enc, f.data) {
 				continue
 			}
 			k := key{sum, enc.Name}

@@ -29,7 +29,7 @@ type Property struct {
 	StateProvince string    `json:"stateProvince"`
 	StreetName    string    `json:"streetName"`
 	StreetNumber  string    `json:"streetNumber"`
-	Unit          string    `json:"unit,omitempty"`
+	Unit          *string   `json:"unit,omitempty"` // nil when not given; "" is kept
 	Location      *Location `json:"location,omitempty"`
 }
 
@@ -48,15 +48,18 @@ type BillingInfo struct {
 	BillableAreaSqMeters *float64 `json:"billableAreaSqMeters,omitempty"`
 }
 
-// Banner is SPEC.md's Banner Object; the bundle uses the same shape.
+// Banner is SPEC.md's Banner Object; the bundle uses the same shape. An
+// optional field is left out of the event only when the bundle left it
+// out: a string given as "" and a list given as [] are kept (nil pointers
+// and nil lists are the fields not given).
 type Banner struct {
 	FullName    string       `json:"fullName"`
-	Title       string       `json:"title,omitempty"`
-	Company     string       `json:"company,omitempty"`
-	Phones      []Phone      `json:"phones,omitempty"`
-	Emails      []string     `json:"emails,omitempty"`
-	Website     string       `json:"website,omitempty"`
-	SocialLinks []SocialLink `json:"socialLinks,omitempty"`
+	Title       *string      `json:"title,omitempty"`
+	Company     *string      `json:"company,omitempty"`
+	Phones      []Phone      `json:"phones,omitzero"`
+	Emails      []string     `json:"emails,omitzero"`
+	Website     *string      `json:"website,omitempty"`
+	SocialLinks []SocialLink `json:"socialLinks,omitzero"`
 }
 
 // Phone is one element of Banner.Phones.

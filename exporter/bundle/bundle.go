@@ -75,11 +75,26 @@ type Bundle struct {
 // file it names. Every failure, including a guide.json that cannot be
 // read, gives an *Error listing every problem found.
 func Load(fsys afero.Fs, dir string) (*Bundle, error) {
+	return LoadLimits(fsys, dir, Limits{})
+}
+
+// LoadLimits is Load with the limits lim (zero fields: DefaultLimits) on
+// what the bundle holds, checked before guide.json is decoded.
+func LoadLimits(fsys afero.Fs, dir string, lim Limits) (*Bundle, error) {
 	folder := filepath.Base(filepath.Clean(dir))
 	guideFile := path.Join(folder, FileName)
+	if msg := checkFolder(fsys, dir); msg != "" {
+		return nil, &Error{Folder: folder, Problems: []Problem{{File: folder, Message: msg}}}
+	}
 	raw, msg := readGuide(fsys, dir)
 	if msg != "" {
 		return nil, &Error{Folder: folder, Problems: []Problem{{File: guideFile, Message: msg}}}
+	}
+	if problems := CheckLimits(raw, lim); len(problems) > 0 {
+		for i := range problems {
+			problems[i].File = guideFile
+		}
+		return nil, &Error{Folder: folder, Problems: problems}
 	}
 	g, problems := Parse(raw)
 	for i := range problems {
@@ -160,6 +175,9 @@ func (b *Bundle) Open(rel string) (afero.File, error) {
 // room, floor, building and dims lists are never nil, and expiry times are
 // in UTC.
 func Parse(data []byte) (*Guide, []Problem) {
+	// A UTF-8 byte order mark (as some Windows editors write) is allowed
+	// and ignored; see docs/robustness.md.
+	data = bytes.TrimPrefix(data, utf8BOM)
 	tree, problems := readTree(data)
 	if tree == nil {
 		return nil, problems

@@ -559,6 +559,8 @@ func normalizeValue(v reflect.Value) {
 				_, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 				omit := strings.Contains(","+opts+",", ",omitempty,")
 				switch {
+				case strings.Contains(","+opts+",", ",omitzero,"):
+					// Given as [] or {} or not given: kept as given.
 				case omit && f.Len() == 0:
 					f.SetZero()
 				case !omit && f.IsNil() && f.Kind() == reflect.Slice:

@@ -133,8 +133,8 @@ func (c *checker) property(p *site.Property) {
 }
 
 func (c *checker) banner(b *site.Banner) {
-	if b.Website != "" {
-		c.webURL("$.banner.website", "website", b.Website)
+	if b.Website != nil && *b.Website != "" {
+		c.webURL("$.banner.website", "website", *b.Website)
 	}
 	for i, l := range b.SocialLinks {
 		c.webURL(fmt.Sprintf("$.banner.socialLinks[%d].link", i), "link", l.Link)
@@ -203,6 +203,7 @@ func (c *checker) summary(s *site.Summary) {
 	if len(s.Buildings) > 0 && mains != 1 {
 		c.addAggregate("$.summary.buildings", "%d buildings have isMainBuilding; exactly one must", mains)
 	}
+	c.standardFields(s)
 }
 
 // uniqueInt checks that id is not negative and not already in seen (which

@@ -183,7 +183,7 @@ func jsonFields(t reflect.Type) []field {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, field{name: name, typ: f.Type, omitEmpty: strings.Contains(opts, "omitempty")})
+		out = append(out, field{name: name, typ: f.Type, omitEmpty: strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")})
 	}
 	return out
 }

@@ -1,0 +1,152 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/fixtures"
+)
+
+// kingGuide returns the fixture guide 301-king-st-e as generic JSON.
+func kingGuide(t testing.TB) map[string]any {
+	t.Helper()
+	data, err := fixtures.Bundles.ReadFile("bundles/301-king-st-e/guide.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func obj(v any, key string) map[string]any { return v.(map[string]any)[key].(map[string]any) }
+func arr(v any, key string) []any          { return v.(map[string]any)[key].([]any) }
+
+// grow repeats the last element of the list key of parent until it has n.
+func grow(parent map[string]any, key string, n int) {
+	l := parent[key].([]any)
+	for len(l) < n {
+		l = append(l, l[len(l)-1])
+	}
+	parent[key] = l[:n]
+}
+
+func firstFloor(g map[string]any) map[string]any {
+	return arr(arr(g["summary"], "buildings")[0], "floors")[0].(map[string]any)
+}
+
+func TestLimits(t *testing.T) {
+	d := DefaultLimits
+	tests := []struct {
+		name     string
+		edit     func(g map[string]any)
+		lim      Limits
+		wantPath string // "" when accepted
+		wantMsg  string
+	}{
+		{"fixture", func(map[string]any) {}, Limits{}, "", ""},
+		{"views", func(g map[string]any) { grow(g, "views", d.Views+1) }, Limits{},
+			fmt.Sprintf("$.views[%d]", d.Views), fmt.Sprintf("more than %d views", d.Views)},
+		{"views raised", func(g map[string]any) { grow(g, "views", d.Views+1) }, Limits{Views: d.Views + 1}, "", ""},
+		{"buildings", func(g map[string]any) { grow(g["summary"].(map[string]any), "buildings", d.Buildings+1) }, Limits{},
+			fmt.Sprintf("$.summary.buildings[%d]", d.Buildings), "buildings"},
+		{"floors", func(g map[string]any) {
+			grow(arr(g["summary"], "buildings")[0].(map[string]any), "floors", d.Floors+1)
+		}, Limits{}, fmt.Sprintf("$.summary.buildings[0].floors[%d]", d.Floors), "floors"},
+		{"rooms", func(g map[string]any) { grow(firstFloor(g), "rooms", d.Rooms+1) }, Limits{},
+			"$.summary.buildings[0].floors[0].rooms[", fmt.Sprintf("more than %d rooms", d.Rooms)},
+		{"rooms raised", func(g map[string]any) { grow(firstFloor(g), "rooms", 3000) }, Limits{Rooms: 3100, WallSegments: 1e6}, "", ""},
+		{"wall segments", func(g map[string]any) {
+			grow(arr(firstFloor(g), "rooms")[0].(map[string]any), "wallSegments", d.WallSegments+1)
+		}, Limits{}, "$.summary.buildings[0].floors[0].rooms[0].wallSegments[", "wall segments"},
+		{"photos", func(g map[string]any) { grow(obj(g, "media"), "photos", d.Photos+1) }, Limits{},
+			fmt.Sprintf("$.media.photos[%d]", d.Photos), "photos"},
+		{"documents", func(g map[string]any) { grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgMetric", d.Documents+1) }, Limits{},
+			"$.media.documents.en.jpgMetric[", "document files"},
+		{"documents counted across languages", func(g map[string]any) {
+			grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgMetric", 150)
+			grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgImperial", 150)
+		}, Limits{Documents: 300}, "$.media.documents.", "more than 300 document files"},
+		{"webhooks", func(g map[string]any) {
+			g["webhooks"] = []any{map[string]any{"url": "https://example.test/h", "secret": "s"}}
+			grow(g, "webhooks", d.Webhooks+1)
+		}, Limits{}, fmt.Sprintf("$.webhooks[%d]", d.Webhooks), "webhooks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := kingGuide(t)
+			tt.edit(g)
+			data, err := json.Marshal(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			problems := CheckLimits(data, tt.lim)
+			if tt.wantPath == "" {
+				if len(problems) > 0 {
+					t.Fatalf("problems %v, want none", problems)
+				}
+				return
+			}
+			if len(problems) != 1 || !strings.HasPrefix(problems[0].Path, tt.wantPath) || !strings.Contains(problems[0].Message, tt.wantMsg) {
+				t.Fatalf("problems %v, want one at %s saying %q", problems, tt.wantPath, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// hugeGuide writes into a bundle folder of a memory file system a guide
+// with rooms rooms, and returns the file system and the folder.
+func hugeGuide(t testing.TB, rooms int) (afero.Fs, string) {
+	g := kingGuide(t)
+	firstFloor(g)["rooms"] = "ROOMS"
+	head, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list strings.Builder
+	list.WriteString("[")
+	for i := range rooms {
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"id":%d}`, 1000+i)
+	}
+	list.WriteString("]")
+	data := strings.Replace(string(head), `"ROOMS"`, list.String(), 1)
+	fsys := afero.NewMemMapFs()
+	dir := "/src/301-king-st-e"
+	if err := afero.WriteFile(fsys, filepath.Join(dir, FileName), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fsys, dir
+}
+
+// TestHugeGuideRejected loads a guide of a million rooms (under the size
+// cap of guide.json): it is rejected, naming the limit.
+func TestHugeGuideRejected(t *testing.T) {
+	fsys, dir := hugeGuide(t, 1_000_000)
+	_, err := Load(fsys, dir)
+	if err == nil || !strings.Contains(err.Error(), "301-king-st-e/guide.json: $.summary.buildings[0].floors[0].rooms[") ||
+		!strings.Contains(err.Error(), "--max-rooms") {
+		t.Fatalf("Load: %v, want the rooms limit exceeded", err)
+	}
+}
+
+// BenchmarkRejectHugeGuide measures how fast a guide of a million rooms
+// is rejected.
+func BenchmarkRejectHugeGuide(b *testing.B) {
+	fsys, dir := hugeGuide(b, 1_000_000)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Load(fsys, dir); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package exporter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site"
+)
+
+// copyBufSize is the size of the buffer a media copy streams through: the
+// memory a copy needs, whatever the size of the file (see
+// docs/robustness.md).
+const copyBufSize = 256 << 10
+
+// errChanged is returned by a copy whose source changed while it was read.
+var errChanged = errors.New("changed while being exported")
+
+// MsgChanged is the problem of a media file that kept changing while it was
+// exported: the bundle is rejected rather than publishing a file made of
+// old and new bytes.
+const MsgChanged = "changed while being exported (twice); export again once it is completely written"
+
+// copyHook, when set (by tests), runs after the first chunk of each media
+// copy attempt has been read, so that a test can change the source file
+// in the middle of a copy.
+var copyHook func(src string, attempt int)
+
+// stamp is what identifies one version of a file: size, modification and
+// change times. A writer changing the file in place changes at least one.
+type stamp struct {
+	size         int64
+	mtime, ctime time.Time
+}
+
+func stampOf(fi os.FileInfo) stamp {
+	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: ctimeOf(fi)}
+}
+
+// putMedia publishes the bundle file f.src at f.path of t by streaming it
+// (memory does not grow with the file's size) and returns the SHA-256 of
+// what it published. A destination that already holds the same bytes is
+// left alone. When the source changes during the copy (its size, times or
+// length read differ), the copy is discarded and tried once more; a second
+// change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
+// partial or mixed is ever published.
+func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	for attempt := range 2 {
+		s, err := w.copyMedia(t, b, f, attempt)
+		if errors.Is(err, errChanged) {
+			continue
+		}
+		return s, err
+	}
+	return sum, &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + f.src, Message: MsgChanged}}}
+}
+
+// copyMedia is one attempt of putMedia; it returns errChanged when the
+// source changed while it was read.
+func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	src, err := b.Open(f.src)
+	if err != nil {
+		return sum, err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.src, err)
+	}
+	before := stampOf(fi)
+	buf := make([]byte, copyBufSize)
+	h := sha256.New()
+	same, n, err := sameContent(t, f.path, src, before.size, h, buf)
+	if err != nil {
+		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.src, err)
+	}
+	if copyHook != nil {
+		copyHook(f.src, attempt)
+	}
+	if same {
+		if err := checkSame(src, before, n); err != nil {
+			return sum, err
+		}
+		w.res.Unchanged++
+		h.Sum(sum[:0])
+		return sum, nil
+	}
+	var written int64
+	err = t.writeFunc(f.path, func(out io.Writer) error {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		h.Reset()
+		n, err := copyHashing(out, src, h, buf, func() {
+			if copyHook != nil {
+				copyHook(f.src, attempt)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		written = n
+		return checkSame(src, before, n)
+	})
+	if err != nil {
+		if errors.Is(err, errChanged) {
+			return sum, errChanged
+		}
+		return sum, err
+	}
+	w.res.Written++
+	w.res.Bytes += written
+	h.Sum(sum[:0])
+	return sum, nil
+}
+
+// checkSame returns errChanged unless src still has stamp before and n
+// bytes were read of it.
+func checkSame(src afero.File, before stamp, n int64) error {
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	if after := stampOf(fi); after != before || n != before.size {
+		return errChanged
+	}
+	return nil
+}
+
+// sameContent reports whether the file p of t holds exactly what src (of
+// size bytes) holds, reading both in step and hashing src into h. It
+// reads src only when p has the same size; n is how much of src it read.
+func sameContent(t tree, p string, src io.Reader, size int64, h hash.Hash, buf []byte) (same bool, n int64, err error) {
+	if checkPath(p) != nil {
+		return false, 0, nil
+	}
+	fi, err := t.fs.Stat(t.abs(p))
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+		return false, 0, nil
+	}
+	dst, err := t.fs.Open(t.abs(p))
+	if err != nil {
+		return false, 0, nil
+	}
+	defer dst.Close()
+	half := len(buf) / 2
+	a, d := buf[:half], buf[half:]
+	for {
+		k, rerr := io.ReadFull(src, a)
+		if k > 0 {
+			h.Write(a[:k])
+			n += int64(k)
+			if _, err := io.ReadFull(dst, d[:k]); err != nil || !bytes.Equal(a[:k], d[:k]) {
+				return false, n, nil
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			// dst must end here too.
+			m, _ := dst.Read(d[:1])
+			return m == 0, n, nil
+		}
+		if rerr != nil {
+			return false, n, rerr
+		}
+	}
+}
+
+// copyHashing copies src to out through buf, hashing what it copies into
+// h, and calls after once the first chunk is written.
+func copyHashing(out io.Writer, src io.Reader, h hash.Hash, buf []byte, after func()) (int64, error) {
+	var n int64
+	first := true
+	for {
+		k, rerr := src.Read(buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			if _, err := out.Write(buf[:k]); err != nil {
+				return n, err
+			}
+			n += int64(k)
+			if first {
+				first = false
+				after()
+			}
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+}
+
+// writeFunc replaces p with what fill writes, atomically as write does:
+// the bytes go to an unnamed or temporary file that replaces p only when
+// fill returns nil. fill may be called more than once (it must start over
+// each time); its error is returned as is (wrapped).
+func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	dst := t.abs(p)
+	dir := filepath.Dir(dst)
+	if err := t.fs.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create folder %s: %w", dir, err)
+	}
+	if _, ok := t.fs.(*afero.OsFs); ok {
+		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+			done, err := createNewFunc(dst, t.perm, fill)
+			if err != nil {
+				return fmt.Errorf("write %s: %w", dst, err)
+			}
+			if done {
+				return nil
+			}
+		}
+	}
+	var (
+		f   afero.File
+		tmp string
+		err error
+	)
+	for range 10 {
+		tmp = filepath.Join(dir, site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = t.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, t.perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	err = fill(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = t.fs.Rename(tmp, dst)
+	}
+	if err != nil {
+		_ = t.fs.Remove(tmp)
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
+}
+
+// documentTooLarge is the problem of a rendered document larger than the
+// limit max (bundle.Limits.DocumentBytes).
+func documentTooLarge(bundleFolder, viewFolder, doc string, size, max int) bundle.Problem {
+	return bundle.Problem{File: bundleFolder + "/" + bundle.FileName,
+		Message: fmt.Sprintf("the document %s/%s would be %s, more than the limit of %s for one document (raise it with --max-document-size)",
+			viewFolder, doc, formatBytes(int64(size)), formatBytes(int64(max)))}
+}

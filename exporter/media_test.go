@@ -1,0 +1,184 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+)
+
+// osEnv is an environment on the operating system's file system.
+func osEnv(t *testing.T) *env { return newEnv(t, fsKinds[1]) }
+
+// findPublished returns the path under root of the one file whose slash
+// path ends with suffix.
+func findPublished(t testing.TB, root, suffix string) string {
+	t.Helper()
+	var found string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(filepath.ToSlash(p), suffix) {
+			found = p
+		}
+		return nil
+	})
+	if found == "" {
+		t.Fatalf("no published file ends with %s under %s", suffix, root)
+	}
+	return found
+}
+
+// exportAllocs exports folder of ev with a sparse media file of size bytes
+// and returns the bytes allocated by the export.
+func exportAllocs(t testing.TB, ev *env, size int64) uint64 {
+	t.Helper()
+	src := filepath.Join(ev.srcDir, "301-king-st-e", "doc", "gallery.zip")
+	if err := os.Truncate(src, size); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(ev.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := e.ExportBundle(context.Background(), "301-king-st-e"); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	fi, err := os.Stat(findPublished(t, ev.privDir, "/en/galleryZip.zip"))
+	if err != nil || fi.Size() != size {
+		t.Fatalf("published gallery.zip: %v, size %d, want %d", err, fi.Size(), size)
+	}
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestMediaStreamed checks that exporting a large media file allocates
+// about as much as exporting a small one: the copy streams.
+func TestMediaStreamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 192 MiB")
+	}
+	small := exportAllocs(t, osEnv(t), 1<<20)
+	large := exportAllocs(t, osEnv(t), 192<<20)
+	t.Logf("allocated %d KiB with 1 MiB media, %d KiB with 192 MiB media", small>>10, large>>10)
+	if large > small+8<<20 {
+		t.Errorf("exporting 192 MiB media allocated %d MiB more than 1 MiB media; copies must stream", (large-small)>>20)
+	}
+}
+
+// rewrite overwrites the start of file p in place with other bytes.
+func rewrite(t *testing.T, p string, fill byte) {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{fill}, 4096), 0); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMediaChangedDuringCopy(t *testing.T) {
+	tests := []struct {
+		name       string
+		changes    int // attempts during which the source is rewritten
+		wantReject bool
+	}{
+		{"steady", 0, false},
+		{"changed once, copied again", 1, false},
+		{"changed twice, rejected", 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := osEnv(t)
+			src := filepath.Join(ev.srcDir, "301-king-st-e", "doc", "gallery.zip")
+			// Large enough for many chunks, so the change lands mid-copy.
+			if err := os.WriteFile(src, bytes.Repeat([]byte{'a'}, 8*copyBufSize), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			copyHook = func(rel string, attempt int) {
+				if rel == "doc/gallery.zip" && attempt < tt.changes {
+					rewrite(t, src, byte('b'+attempt))
+				}
+			}
+			t.Cleanup(func() { copyHook = nil })
+			_, err := ev.exporter().ExportBundle(context.Background(), "301-king-st-e")
+			var be *bundle.Error
+			if tt.wantReject {
+				if !errors.As(err, &be) || !strings.Contains(err.Error(), "doc/gallery.zip: changed while being exported") {
+					t.Fatalf("err = %v, want a bundle error saying gallery.zip changed", err)
+				}
+				noTempFiles(t, ev.out, ev.privDir)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := os.ReadFile(src)
+			got, err := os.ReadFile(findPublished(t, ev.privDir, "/en/galleryZip.zip"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("published gallery.zip differs from the source (%s)", describeMix(got))
+			}
+		})
+	}
+}
+
+// describeMix says which bytes a published file is made of.
+func describeMix(data []byte) string {
+	counts := map[byte]int{}
+	for _, c := range data {
+		counts[c]++
+	}
+	return fmt.Sprint(counts)
+}
+
+// BenchmarkMediaCopy exports a guide whose gallery.zip is 100 MB or 1 GB
+// (sparse) and reports the bytes allocated and the peak heap in use: they
+// must not grow with the size.
+func BenchmarkMediaCopy(b *testing.B) {
+	for _, size := range []int64{100e6, 1e9} {
+		b.Run(fmt.Sprintf("%dMB", size/1e6), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				ev := newBenchEnv(b)
+				runtime.GC()
+				peak := sampleHeap()
+				b.StartTimer()
+				alloc := exportAllocs(b, ev, size)
+				b.StopTimer()
+				b.ReportMetric(float64(alloc)/(1<<20), "MiB-alloc/op")
+				b.ReportMetric(float64(peak())/(1<<20), "MiB-peak-heap")
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// newBenchEnv is newEnv on the operating system's file system for a
+// benchmark.
+func newBenchEnv(b *testing.B) *env {
+	root := b.TempDir()
+	ev := &env{srcDir: filepath.Join(root, "src"), outDir: filepath.Join(root, "out"), privDir: filepath.Join(root, "private"), now: testNow}
+	osfs := afero.NewOsFs()
+	ev.src, ev.out = osfs, osfs
+	copyFixtures(b, osfs, ev.srcDir)
+	ev.cfg = Config{Src: osfs, SrcDir: ev.srcDir, Out: osfs, OutDir: ev.outDir, Private: osfs, PrivateDir: ev.privDir,
+		Jobs: 2, Now: func() time.Time { return testNow }}
+	return ev
+}

@@ -1,0 +1,274 @@
+package exporter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// processStart is when this process started, as the file system's clock
+// sees it: a temporary file last written before it belongs to no write in
+// progress of this process (see docs/robustness.md).
+var processStart = time.Now()
+
+// RemoveStaleTemps deletes the temporary files an exporter killed in the
+// middle of a write left behind in the public and private trees: regular
+// files whose name starts with site.TempPrefix, last modified before this
+// process started. Files of writes in progress (by this process, or
+// another one writing right now) are newer and stay. It returns how many
+// it deleted, and an error when a tree cannot be walked or a file deleted.
+// ExportAll calls it first when the previous export was interrupted (its
+// marker is there; see interruptState), and otherwise cleans only the top
+// folder of the private tree.
+func (e *Exporter) RemoveStaleTemps() (int, error) { return e.removeStaleTemps(true) }
+
+// removeStaleTemps is RemoveStaleTemps; unless all, it looks only at the
+// top folder of the private tree (where the manifest and the marker are
+// written), which is all a process that was not interrupted in the middle
+// of a guide (no marker at start) can have left.
+func (e *Exporter) removeStaleTemps(all bool) (int, error) {
+	if !all {
+		return e.priv.removeStaleTempsTop(processStart)
+	}
+	n := 0
+	var errs []error
+	for _, t := range []tree{e.pub, e.priv} {
+		k, err := t.removeStaleTemps(processStart)
+		n += k
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// removeStaleTemps deletes the temporary files of t last modified before
+// cutoff, and returns how many.
+func (t tree) removeStaleTemps(cutoff time.Time) (int, error) {
+	if _, err := t.fs.Stat(t.root); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	n := 0
+	err := afero.Walk(t.fs, t.root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted meanwhile
+			}
+			return err
+		}
+		if !fi.Mode().IsRegular() || !strings.HasPrefix(fi.Name(), site.TempPrefix) || !fi.ModTime().Before(cutoff) {
+			return nil
+		}
+		if err := t.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("remove stale temporary files under %s: %w", t.root, err)
+	}
+	return n, nil
+}
+
+// interruptState tracks whether an export may have been interrupted in
+// the middle of writing a guide. While an Exporter writes, a marker file
+// (markerName) exists in the private tree; it is removed once no write is
+// in progress and none failed. An Exporter that finds the marker at start
+// (the previous process was killed, or a write failed) checks the
+// compressed siblings of every document of the guides it finds up to
+// date, until an ExportAll finishes without an I/O error.
+type interruptState struct {
+	mu      sync.Mutex
+	verify  bool // check siblings of up-to-date guides
+	writers int  // publishes in progress
+	failed  bool // a publish ended early: keep the marker
+	marked  bool // this Exporter created the marker or found it
+}
+
+// markerName is the private-tree name of the marker of writes in
+// progress: the manifest's name with a dot before and ".writing" after. A
+// hidden name: what reads or uploads the trees skips it.
+func (e *Exporter) markerName() string { return "." + e.manifestName() + ".writing" }
+
+// markerExists reports whether the marker is in the private tree.
+func (e *Exporter) markerExists() bool {
+	_, err := e.priv.fs.Stat(e.priv.abs(e.markerName()))
+	return err == nil
+}
+
+// verifying reports whether up-to-date guides get their siblings checked.
+func (e *Exporter) verifying() bool {
+	e.interrupted.mu.Lock()
+	defer e.interrupted.mu.Unlock()
+	return e.interrupted.verify
+}
+
+// beginWrite records a publish starting, creating the marker first when
+// no other publish is in progress. It returns an error when the marker
+// cannot be written.
+func (e *Exporter) beginWrite() error {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.writers == 0 && !st.marked {
+		data := []byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339)))
+		// Written in place (its name is hidden, which tree.write refuses):
+		// only its existence matters.
+		err := e.priv.fs.MkdirAll(e.priv.root, 0o755)
+		if err == nil {
+			err = afero.WriteFile(e.priv.fs, e.priv.abs(e.markerName()), data, e.priv.perm)
+		}
+		if err != nil {
+			return fmt.Errorf("mark export in progress: %w", err)
+		}
+		st.marked = true
+	}
+	st.writers++
+	return nil
+}
+
+// endWrite records a publish ending (finished: every file written) and
+// removes the marker when it was the last one and nothing failed or needs
+// checking.
+func (e *Exporter) endWrite(finished bool) {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.writers--
+	if !finished {
+		st.failed = true
+	}
+	e.unmarkLocked()
+}
+
+// verified records that an ExportAll checked every guide without an I/O
+// error: no sibling is left to check.
+func (e *Exporter) verified() {
+	st := &e.interrupted
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.verify {
+		st.verify, st.marked = false, st.marked || e.markerExists()
+		st.failed = false
+	}
+	e.unmarkLocked()
+}
+
+// unmarkLocked removes the marker when nothing is in progress, failed or
+// to be checked. The caller holds e.interrupted.mu.
+func (e *Exporter) unmarkLocked() {
+	st := &e.interrupted
+	if st.writers > 0 || st.failed || st.verify || !st.marked {
+		return
+	}
+	if err := e.priv.fs.Remove(e.priv.abs(e.markerName())); err == nil || errors.Is(err, fs.ErrNotExist) {
+		st.marked = false
+	}
+}
+
+// removeStaleTempsTop deletes the temporary files directly in t's root
+// folder last modified before cutoff, and returns how many.
+func (t tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
+	entries, err := afero.ReadDir(t.fs, t.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+	}
+	n := 0
+	for _, fi := range entries {
+		if fi.Mode().IsRegular() && strings.HasPrefix(fi.Name(), site.TempPrefix) && fi.ModTime().Before(cutoff) {
+			if err := t.fs.Remove(filepath.Join(t.root, fi.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// encodingsAgree reports whether every published document of mg has
+// compressed siblings that decode to exactly the document: a write killed
+// between a document's siblings and the document itself leaves some
+// siblings holding other content, which a client accepting that encoding
+// would get (see docs/robustness.md).
+func (e *Exporter) encodingsAgree(mg *site.ManifestGuide) bool {
+	for _, p := range mg.Files {
+		if !site.IsDocument(p) {
+			continue
+		}
+		data, err := e.pub.read(p)
+		if err != nil {
+			return false
+		}
+		for _, enc := range e.cfg.Encodings {
+			if !e.pub.siblingAgrees(p, enc, data) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// siblingAgrees reports whether the compressed sibling of document p in
+// encoding enc exists and decodes to data.
+func (t tree) siblingAgrees(p string, enc site.Encoding, data []byte) bool {
+	z, err := t.read(p + enc.Ext)
+	if err != nil {
+		return false
+	}
+	got, err := decodeSibling(enc, z, len(data))
+	return err == nil && bytes.Equal(got, data)
+}
+
+// zstdDecoder is shared by every decodeSibling call (DecodeAll is safe
+// for concurrent use).
+var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+})
+
+// decodeSibling returns z decoded from enc, reading at most limit+1 bytes
+// so that a sibling larger than its document is caught without decoding
+// it all.
+func decodeSibling(enc site.Encoding, z []byte, limit int) ([]byte, error) {
+	var r io.Reader
+	switch enc.Name {
+	case site.Brotli.Name:
+		r = brotli.NewReader(bytes.NewReader(z))
+	case site.Gzip.Name:
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			return nil, err
+		}
+		r = zr
+	case site.Zstd.Name:
+		d, err := zstdDecoder()
+		if err != nil {
+			return nil, err
+		}
+		out, err := d.DecodeAll(z, make([]byte, 0, limit+1))
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("unknown encoding %q", enc.Name)
+	}
+	return io.ReadAll(io.LimitReader(r, int64(limit)+1))
+}
