@@ -95,6 +95,7 @@ type Watcher struct {
 type input struct {
 	kind    inputKind
 	folders []string      // inTouch
+	rewatch bool          // inTouch: the folders' watches must be checked
 	res     result        // inDone
 	err     error         // inFallback
 	fn      func(*state)  // inInspect
@@ -393,7 +394,10 @@ func (w *Watcher) event(ev *fsnotify.Watcher, e fsnotify.Event) {
 			}
 		}
 	}
-	w.send(input{kind: inTouch, folders: []string{folder}})
+	// A create, rename or removal may have moved a watched folder: its
+	// watches are checked once the burst settles (see rewatch).
+	rewatch := e.Has(fsnotify.Create) || e.Has(fsnotify.Rename) || e.Has(fsnotify.Remove)
+	w.send(input{kind: inTouch, folders: []string{folder}, rewatch: rewatch})
 }
 
 // poll scans the tree every interval and marks the bundles that changed.
@@ -481,7 +485,9 @@ type state struct {
 	queued   map[string]bool
 	running  map[string]bool
 	rerun    map[string]bool
-	known    map[string]bool // folders that may have published something
+	known    map[string]bool      // folders that may have published something
+	rewatch  map[string]bool      // folders whose watches must be checked when due
+	gone     map[string]time.Time // folders found gone, to unpublish once settled
 	lastErr  map[string]string
 	timerAt  time.Time
 	stopTime func() bool
@@ -497,6 +503,8 @@ func newState(w *Watcher) *state {
 		running: make(map[string]bool),
 		rerun:   make(map[string]bool),
 		known:   make(map[string]bool),
+		rewatch: make(map[string]bool),
+		gone:    make(map[string]time.Time),
 		lastErr: make(map[string]string),
 	}
 	for _, f := range w.known {
@@ -546,6 +554,9 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 	case inTouch:
 		for _, f := range in.folders {
 			st.deb.touch(f, now)
+			if in.rewatch {
+				st.rewatch[f] = true
+			}
 		}
 	case inWake:
 	case inSchedule:
@@ -565,9 +576,21 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 // after queues what is due and sets the timer for what is due next.
 func (st *state) after() {
 	now := st.w.clock.Now()
-	for _, f := range st.deb.due(now) {
+	dueNow := st.deb.due(now)
+	var moved []string
+	for _, f := range dueNow {
+		if st.rewatch[f] {
+			moved = append(moved, f)
+			delete(st.rewatch, f)
+		}
+	}
+	if len(moved) > 0 {
+		st.w.rewatch(moved)
+	}
+	for _, f := range dueNow {
 		st.enqueue(f)
 	}
+	st.flushGone(now)
 	var due []string
 	for f, t := range st.expiry {
 		if !t.After(now) {
@@ -619,14 +642,10 @@ func (st *state) done(ctx context.Context, res result) {
 	delete(st.running, f)
 	st.calls++
 	if res.removed && st.known[f] && ctx.Err() == nil {
-		// Unpublishing runs here, not in a worker: it is rare, quick, and
-		// must not race a new upload of the same folder (which would be
-		// queued behind it).
-		res.err = w.removed(ctx, f)
-		if res.err == nil {
-			delete(st.known, f)
-			delete(st.expiry, f)
-			w.log.Info("bundle removed: its views are unpublished", "folder", f)
+		// The folder may have been renamed: unpublishing waits until the
+		// other changes are exported (see flushGone).
+		if _, ok := st.gone[f]; !ok {
+			st.gone[f] = w.clock.Now()
 		}
 	}
 	if res.err != nil {
@@ -725,5 +744,102 @@ func (st *state) rescan(now time.Time) {
 	}
 	for f := range st.known {
 		st.deb.touch(f, now)
+	}
+}
+
+// flushGone unpublishes the folders found gone once nothing else is being
+// exported or queued and no other change is pending (or the oldest has
+// waited MaxWait). A renamed bundle folder is exported under its new name
+// first, which takes its guide over, so that unpublishing the old name
+// finds nothing left to remove: the guide stays published throughout a
+// move. Unpublishing runs in the loop, not in a worker, so it never
+// overlaps an export. A folder that came back is exported instead.
+func (st *state) flushGone(now time.Time) {
+	if len(st.gone) == 0 || len(st.running) > 0 || len(st.queue) > 0 {
+		return
+	}
+	if len(st.deb.pending) > 0 {
+		waited := false
+		for _, t := range st.gone {
+			if now.Sub(t) >= st.w.cfg.MaxWait {
+				waited = true
+			}
+		}
+		if !waited {
+			return
+		}
+	}
+	w := st.w
+	folders := make([]string, 0, len(st.gone))
+	for f := range st.gone {
+		folders = append(folders, f)
+	}
+	sort.Strings(folders)
+	ctx := context.Background()
+	for _, f := range folders {
+		delete(st.gone, f)
+		if fi, err := os.Lstat(filepath.Join(w.root, f)); err == nil && fi.IsDir() {
+			st.enqueue(f)
+			continue
+		}
+		if err := w.removed(ctx, f); err != nil {
+			if msg := err.Error(); st.lastErr[f] != msg {
+				st.lastErr[f] = msg
+				w.log.Warn("bundle not unpublished; what was published stays as it was", "folder", f, "error", msg)
+			}
+			continue
+		}
+		delete(st.lastErr, f)
+		delete(st.known, f)
+		delete(st.expiry, f)
+		w.log.Info("bundle removed: its views are unpublished", "folder", f)
+	}
+}
+
+// rewatch renews the watches of the bundle folders named: every watch on
+// or below them is dropped, and so is every watch whose folder no longer
+// exists under its name, then the folders present are watched afresh.
+//
+// fsnotify keeps watches by path, but the kernel by folder: after a
+// watched folder is renamed, fsnotify still files its watch (and those of
+// its sub-folders) under the old name, and then drops the watch when the
+// folder's own move event arrives, even though the folder was already
+// watched again under its new name (the kernel gives the same watch
+// back). Dropping every stale watch first and adding the tree again gives
+// the kernel's fresh watches, filed under the right names. It runs once a
+// burst of changes has settled, when those move events have been read.
+func (w *Watcher) rewatch(folders []string) {
+	w.mu.Lock()
+	ev := w.events
+	w.mu.Unlock()
+	if ev == nil {
+		return
+	}
+	renew := make(map[string]bool, len(folders))
+	for _, f := range folders {
+		renew[f] = true
+	}
+	for _, p := range ev.WatchList() {
+		rel, err := filepath.Rel(w.root, p)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		fi, err := os.Lstat(p)
+		if renew[top] || err != nil || !fi.IsDir() {
+			ev.Remove(p) // an error means the kernel had dropped it already
+		}
+	}
+	for _, f := range folders {
+		dir := filepath.Join(w.root, f)
+		if Ignored(f) {
+			continue
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := addTree(ev, dir); err != nil {
+			go w.send(input{kind: inFallback, err: err})
+		}
 	}
 }

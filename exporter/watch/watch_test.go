@@ -35,6 +35,13 @@ func TestIgnored(t *testing.T) {
 		{"video.mp4.part", true},
 		{"plan.pdf.crdownload", true},
 		{"tmp", false},
+		{"rue-saint-denis.partial", true},
+		{"rue-saint-denis.part", true},
+		{"rue-saint-denis.tmp", true},
+		{"rue-saint-denis.uploading", true},
+		{"rue-saint-denis.INCOMPLETE", true},
+		{"rue-saint-denis", false},
+		{"partial", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
