@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // published is what a guide publication holds in the model: the folder that
@@ -100,7 +102,7 @@ func (m *model) state() (map[string]published, []string) {
 // publishes: every bundle folder (not ignored) with a readable guide.json.
 func fullExport(t *testing.T, root string) map[string]published {
 	t.Helper()
-	folders, err := listFolders(root)
+	folders, err := fswatch.Folders(root, Ignored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func randomRenames(t *testing.T, seed int64, mode string) {
 	newName := func() string { names++; return fmt.Sprintf("b%02d", names) }
 	rev := map[string]int{} // guide id → last revision written
 	folders := func() []string {
-		fs, err := listFolders(root)
+		fs, err := fswatch.Folders(root, Ignored)
 		if err != nil {
 			t.Fatal(err)
 		}

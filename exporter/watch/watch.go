@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // Handler is told which bundle folder to re-export or unpublish. Calls for
@@ -84,8 +86,8 @@ type Watcher struct {
 
 	mu       sync.Mutex
 	mode     string
-	events   *fsnotify.Watcher // nil while polling
-	snap     snapshot          // baseline of the poller (ModePoll)
+	events   *fswatch.Tree    // nil while polling
+	snap     fswatch.Snapshot // baseline of the poller (ModePoll)
 	schedule map[string]time.Time
 	known    []string // bundle folders present when New ran
 	running  bool
@@ -156,14 +158,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.newEvents == nil {
-		cfg.newEvents = fsnotify.NewWatcher
-	}
 	root, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
-	known, err := listFolders(root)
+	known, err := fswatch.Folders(root, Ignored)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
@@ -229,12 +228,8 @@ func (w *Watcher) Close() error {
 
 // startEvents sets up file system events on every folder of the tree.
 func (w *Watcher) startEvents() error {
-	ev, err := w.cfg.newEvents()
+	ev, err := fswatch.Watch(fswatch.Config{Dir: w.root, Skip: Ignored, NewEvents: w.cfg.newEvents})
 	if err != nil {
-		return err
-	}
-	if err := addTree(ev, w.root); err != nil {
-		ev.Close()
 		return err
 	}
 	w.mu.Lock()
@@ -245,7 +240,7 @@ func (w *Watcher) startEvents() error {
 
 // startPolling takes the poller's baseline.
 func (w *Watcher) startPolling() error {
-	snap, err := scanTree(w.root)
+	snap, err := fswatch.Scan(w.root, Ignored)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", w.root, err)
 	}
@@ -253,32 +248,6 @@ func (w *Watcher) startPolling() error {
 	w.snap, w.mode = snap, ModePoll
 	w.mu.Unlock()
 	return nil
-}
-
-// addTree watches dir and every folder below it that is not ignored.
-// Symbolic links are not followed.
-func addTree(ev *fsnotify.Watcher, dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p != dir {
-				return nil // removed while we walked
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != dir && Ignored(d.Name()) {
-			return filepath.SkipDir
-		}
-		if err := ev.Add(p); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipDir
-			}
-			return fmt.Errorf("watch %s: %w", p, err)
-		}
-		return nil
-	})
 }
 
 // Run calls the Handler for the changes it sees until ctx is done, then
@@ -345,63 +314,26 @@ func (w *Watcher) send(in input) {
 	}
 }
 
-// readEvents turns file system events into marks of bundle folders, and
-// watches new folders as they appear.
-func (w *Watcher) readEvents(ctx context.Context, ev *fsnotify.Watcher) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-ev.Events:
-			if !ok {
-				return
-			}
-			w.event(ev, e)
-		case err, ok := <-ev.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.log.Warn("file system events were lost: checking every bundle", "dir", w.root)
-				w.send(input{kind: inRescan})
-				continue
-			}
+// readEvents turns file system events into marks of bundle folders.
+func (w *Watcher) readEvents(ctx context.Context, ev *fswatch.Tree) {
+	ev.Run(ctx, func(c fswatch.Change) {
+		folder, _, _ := strings.Cut(c.Path, "/")
+		w.send(input{kind: inTouch, folders: []string{folder}, rewatch: c.Moved})
+	}, func(err error) {
+		switch {
+		case errors.Is(err, fswatch.ErrOverflow):
+			w.log.Warn("file system events were lost: checking every bundle", "dir", w.root)
+			w.send(input{kind: inRescan})
+		case errors.Is(err, fswatch.ErrCannotWatch):
+			w.send(input{kind: inFallback, err: err})
+		default:
 			w.log.Warn("file system events", "dir", w.root, "error", err.Error())
 		}
-	}
-}
-
-// event handles one file system event.
-func (w *Watcher) event(ev *fsnotify.Watcher, e fsnotify.Event) {
-	if e.Op == fsnotify.Chmod {
-		return // permissions only: no content changed
-	}
-	rel, err := filepath.Rel(w.root, e.Name)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return
-	}
-	if IgnoredPath(rel) {
-		return
-	}
-	folder, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	if e.Has(fsnotify.Create) {
-		// A new folder: watch it and everything already inside it (files
-		// and folders may have been created before the watch was added;
-		// the export reads the whole bundle anyway).
-		if fi, err := os.Lstat(e.Name); err == nil && fi.IsDir() {
-			if err := addTree(ev, e.Name); err != nil {
-				w.send(input{kind: inFallback, err: err})
-			}
-		}
-	}
-	// A create, rename or removal may have moved a watched folder: its
-	// watches are checked once the burst settles (see rewatch).
-	rewatch := e.Has(fsnotify.Create) || e.Has(fsnotify.Rename) || e.Has(fsnotify.Remove)
-	w.send(input{kind: inTouch, folders: []string{folder}, rewatch: rewatch})
+	})
 }
 
 // poll scans the tree every interval and marks the bundles that changed.
-func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) {
+func (w *Watcher) poll(ctx context.Context, snap fswatch.Snapshot, every time.Duration) {
 	var lastErr string
 	for {
 		wake := make(chan struct{})
@@ -412,7 +344,7 @@ func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) 
 			return
 		case <-wake:
 		}
-		cur, err := scanTree(w.root)
+		cur, err := fswatch.Scan(w.root, Ignored)
 		if err != nil {
 			if msg := err.Error(); msg != lastErr {
 				w.log.Error("cannot scan the source folder; bundles are left as published", "dir", w.root, "error", msg)
@@ -421,7 +353,7 @@ func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) 
 			continue
 		}
 		lastErr = ""
-		if changed := changedFolders(snap, cur); len(changed) > 0 {
+		if changed := fswatch.Changed(snap, cur); len(changed) > 0 {
 			w.send(input{kind: inTouch, folders: changed})
 		}
 		snap = cur
@@ -479,7 +411,7 @@ func (w *Watcher) removed(ctx context.Context, folder string) (err error) {
 // state is the loop's: owned by the goroutine running state.run.
 type state struct {
 	w        *Watcher
-	deb      *debouncer
+	deb      *fswatch.Debouncer
 	expiry   map[string]time.Time
 	queue    []string
 	queued   map[string]bool
@@ -497,7 +429,7 @@ type state struct {
 func newState(w *Watcher) *state {
 	st := &state{
 		w:       w,
-		deb:     newDebouncer(w.cfg.Debounce, w.cfg.MaxWait),
+		deb:     fswatch.NewDebouncer(w.cfg.Debounce, w.cfg.MaxWait),
 		expiry:  make(map[string]time.Time),
 		queued:  make(map[string]bool),
 		running: make(map[string]bool),
@@ -553,7 +485,7 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 	switch in.kind {
 	case inTouch:
 		for _, f := range in.folders {
-			st.deb.touch(f, now)
+			st.deb.Touch(f, now)
 			if in.rewatch {
 				st.rewatch[f] = true
 			}
@@ -576,7 +508,7 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 // after queues what is due and sets the timer for what is due next.
 func (st *state) after() {
 	now := st.w.clock.Now()
-	dueNow := st.deb.due(now)
+	dueNow := st.deb.Due(now)
 	var moved []string
 	for _, f := range dueNow {
 		if st.rewatch[f] {
@@ -602,7 +534,7 @@ func (st *state) after() {
 	for _, f := range due {
 		st.enqueue(f)
 	}
-	next, ok := st.deb.next()
+	next, ok := st.deb.Next()
 	for _, t := range st.expiry {
 		if !ok || t.Before(next) {
 			next, ok = t, true
@@ -714,7 +646,7 @@ func (st *state) fallback(ctx context.Context, cause error, wg *sync.WaitGroup) 
 	if err := w.startPolling(); err != nil {
 		w.log.Error("cannot scan the source folder", "dir", w.root, "error", err.Error())
 		w.mu.Lock()
-		w.snap, w.mode = snapshot{}, ModePoll
+		w.snap, w.mode = fswatch.Snapshot{}, ModePoll
 		w.mu.Unlock()
 	}
 	// Changes between the failure and the baseline would be missed:
@@ -726,7 +658,7 @@ func (st *state) fallback(ctx context.Context, cause error, wg *sync.WaitGroup) 
 // rescan marks every bundle folder, present or known, as changed.
 func (st *state) rescan(now time.Time) {
 	w := st.w
-	folders, err := listFolders(w.root)
+	folders, err := fswatch.Folders(w.root, Ignored)
 	if err != nil {
 		w.log.Error("cannot read the source folder", "dir", w.root, "error", err.Error())
 		return
@@ -735,15 +667,15 @@ func (st *state) rescan(now time.Time) {
 	ev := w.events
 	w.mu.Unlock()
 	if ev != nil {
-		if err := addTree(ev, w.root); err != nil {
+		if err := ev.Renew(folders); err != nil {
 			w.log.Warn("cannot watch every folder", "dir", w.root, "error", err.Error())
 		}
 	}
 	for _, f := range folders {
-		st.deb.touch(f, now)
+		st.deb.Touch(f, now)
 	}
 	for f := range st.known {
-		st.deb.touch(f, now)
+		st.deb.Touch(f, now)
 	}
 }
 
@@ -758,7 +690,7 @@ func (st *state) flushGone(now time.Time) {
 	if len(st.gone) == 0 || len(st.running) > 0 || len(st.queue) > 0 {
 		return
 	}
-	if len(st.deb.pending) > 0 {
+	if st.deb.Len() > 0 {
 		waited := false
 		for _, t := range st.gone {
 			if now.Sub(t) >= st.w.cfg.MaxWait {
@@ -796,18 +728,9 @@ func (st *state) flushGone(now time.Time) {
 	}
 }
 
-// rewatch renews the watches of the bundle folders named: every watch on
-// or below them is dropped, and so is every watch whose folder no longer
-// exists under its name, then the folders present are watched afresh.
-//
-// fsnotify keeps watches by path, but the kernel by folder: after a
-// watched folder is renamed, fsnotify still files its watch (and those of
-// its sub-folders) under the old name, and then drops the watch when the
-// folder's own move event arrives, even though the folder was already
-// watched again under its new name (the kernel gives the same watch
-// back). Dropping every stale watch first and adding the tree again gives
-// the kernel's fresh watches, filed under the right names. It runs once a
-// burst of changes has settled, when those move events have been read.
+// rewatch renews the watches of the bundle folders named, after a burst
+// that may have renamed them (see fswatch.Tree.Renew), and falls back to
+// polling when a folder cannot be watched.
 func (w *Watcher) rewatch(folders []string) {
 	w.mu.Lock()
 	ev := w.events
@@ -815,31 +738,7 @@ func (w *Watcher) rewatch(folders []string) {
 	if ev == nil {
 		return
 	}
-	renew := make(map[string]bool, len(folders))
-	for _, f := range folders {
-		renew[f] = true
-	}
-	for _, p := range ev.WatchList() {
-		rel, err := filepath.Rel(w.root, p)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		fi, err := os.Lstat(p)
-		if renew[top] || err != nil || !fi.IsDir() {
-			ev.Remove(p) // an error means the kernel had dropped it already
-		}
-	}
-	for _, f := range folders {
-		dir := filepath.Join(w.root, f)
-		if Ignored(f) {
-			continue
-		}
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			continue
-		}
-		if err := addTree(ev, dir); err != nil {
-			go w.send(input{kind: inFallback, err: err})
-		}
+	if err := ev.Renew(folders); err != nil {
+		go w.send(input{kind: inFallback, err: err})
 	}
 }
