@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,11 +14,13 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // Folders returns the bundle folders under SrcDir in name order: every
-// folder whose name does not start with a dot and that belongs to the
-// configured shard. It returns an error when SrcDir cannot be listed.
+// folder whose name is not a temporary or staging name (a dot name, or
+// "x.partial", see fswatch.Temporary) and that belongs to the configured
+// shard. It returns an error when SrcDir cannot be listed.
 func (e *Exporter) Folders() ([]string, error) {
 	entries, err := afero.ReadDir(e.cfg.Src, e.cfg.SrcDir)
 	if err != nil {
@@ -27,7 +28,7 @@ func (e *Exporter) Folders() ([]string, error) {
 	}
 	var out []string
 	for _, fi := range entries {
-		if fi.IsDir() && !strings.HasPrefix(fi.Name(), ".") && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
+		if fi.IsDir() && !fswatch.Temporary(fi.Name()) && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
 			out = append(out, fi.Name())
 		}
 	}

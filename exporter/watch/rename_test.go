@@ -259,6 +259,13 @@ func randomRenames(t *testing.T, seed int64, mode string) {
 		poll = 15 * time.Millisecond
 	}
 	w := newRealtime(t, root, m, poll)
+	// With events, a polling watcher over the same tree is a second
+	// oracle: both must publish what a full export gives.
+	var polled *model
+	if mode == ModeEvents {
+		polled = newModel(root)
+		newRealtime(t, root, polled, 15*time.Millisecond)
+	}
 	rng := rand.New(rand.NewSource(seed))
 	ids, names := 0, 0
 	newName := func() string { names++; return fmt.Sprintf("b%02d", names) }
@@ -343,6 +350,9 @@ func randomRenames(t *testing.T, seed int64, mode string) {
 			}
 		}
 		converge(t, m, fullExport(t, root), fmt.Sprintf("round %d", round))
+		if polled != nil {
+			converge(t, polled, fullExport(t, root), fmt.Sprintf("round %d, polling", round))
+		}
 	}
 	quiet(t, w)
 	converge(t, m, fullExport(t, root), "at the end")
