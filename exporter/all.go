@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,11 +15,14 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // Folders returns the bundle folders under SrcDir in name order: every
-// folder (or symbolic link, which its export rejects) whose name does not
-// start with a dot and that belongs to the configured shard. It returns an error when SrcDir cannot be listed.
+// folder (or symbolic link, which its export rejects) whose name is not a
+// temporary or staging name (a dot name, or "x.partial", see
+// fswatch.Temporary) and that belongs to the configured shard. It returns an
+// error when SrcDir cannot be listed.
 func (e *Exporter) Folders() ([]string, error) {
 	entries, err := afero.ReadDir(e.cfg.Src, e.cfg.SrcDir)
 	if err != nil {
@@ -31,7 +33,7 @@ func (e *Exporter) Folders() ([]string, error) {
 		// A symbolic link is listed so that its export says what is wrong
 		// (see docs/robustness.md).
 		isLink := fi.Mode()&fs.ModeSymlink != 0
-		if (fi.IsDir() || isLink) && !strings.HasPrefix(fi.Name(), ".") && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
+		if (fi.IsDir() || isLink) && !fswatch.Temporary(fi.Name()) && ShardOf(fi.Name(), e.cfg.Shards) == e.cfg.Shard {
 			out = append(out, fi.Name())
 		}
 	}

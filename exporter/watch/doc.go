@@ -6,9 +6,14 @@
 // debounced per bundle (a quiet period, with a maximum wait so that a steady
 // trickle of writes still gives an export), so a multi-file upload or an
 // editor's rename-save gives one call. Editor and uploader temporary files
-// and dot-files are ignored, and so are changes of permissions only.
+// and dot-files are ignored, and so are changes of permissions only; a
+// folder with a staging name ("x.partial") is not a bundle until renamed.
+// A renamed bundle folder is a move: the new name is exported before the
+// old one is unpublished, which then finds nothing left to remove, and the
+// folder stays watched under its new name (see docs/watching.md).
 //
-// Changes are seen with inotify-style events (github.com/fsnotify/fsnotify).
+// Changes are seen with inotify-style events (github.com/fsnotify/fsnotify,
+// through package site/fswatch, which serve shares).
 // Where events cannot be had (the watch limit is reached, or a network file
 // system gives none), the Watcher polls instead, comparing every bundle's
 // file names, sizes and modification times.

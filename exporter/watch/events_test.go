@@ -33,7 +33,7 @@ func newEventsWatcher(t *testing.T, root string, h Handler) (*Watcher, *fakeCloc
 func settle(t *testing.T, w *Watcher, root string, n int) {
 	t.Helper()
 	writeFile(t, root, "zz/sentinel", strings.Repeat("x", n))
-	waitState(t, w, "the sentinel event", func(st *state) bool { _, ok := st.deb.pending["zz"]; return ok })
+	waitState(t, w, "the sentinel event", func(st *state) bool { return st.deb.Pending("zz") })
 }
 
 func TestEventsUploads(t *testing.T) {
@@ -74,7 +74,7 @@ func TestEventsUploads(t *testing.T) {
 	}
 	settle(t, w, root, 1)
 	inspect(t, w, func(st *state) {
-		if _, ok := st.deb.pending["quiet"]; ok {
+		if st.deb.Pending("quiet") {
 			t.Error("ignored files marked their bundle")
 		}
 	})

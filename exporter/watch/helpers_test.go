@@ -150,7 +150,7 @@ func waitState(t *testing.T, w *Watcher, what string, cond func(*state) bool) {
 
 // idle reports whether nothing is queued, running or pending.
 func idle(st *state) bool {
-	return len(st.queue) == 0 && len(st.running) == 0 && len(st.deb.pending) == 0
+	return len(st.queue) == 0 && len(st.running) == 0 && st.deb.Len() == 0
 }
 
 // expectNoMoreCalls checks that w is idle and no call was recorded beyond

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // Handler is told which bundle folder to re-export or unpublish. Calls for
@@ -84,8 +86,8 @@ type Watcher struct {
 
 	mu       sync.Mutex
 	mode     string
-	events   *fsnotify.Watcher // nil while polling
-	snap     snapshot          // baseline of the poller (ModePoll)
+	events   *fswatch.Tree    // nil while polling
+	snap     fswatch.Snapshot // baseline of the poller (ModePoll)
 	schedule map[string]time.Time
 	known    []string // bundle folders present when New ran
 	running  bool
@@ -95,6 +97,7 @@ type Watcher struct {
 type input struct {
 	kind    inputKind
 	folders []string      // inTouch
+	rewatch bool          // inTouch: the folders' watches must be checked
 	res     result        // inDone
 	err     error         // inFallback
 	fn      func(*state)  // inInspect
@@ -155,14 +158,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.newEvents == nil {
-		cfg.newEvents = fsnotify.NewWatcher
-	}
 	root, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
-	known, err := listFolders(root)
+	known, err := fswatch.Folders(root, Ignored)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
@@ -228,12 +228,8 @@ func (w *Watcher) Close() error {
 
 // startEvents sets up file system events on every folder of the tree.
 func (w *Watcher) startEvents() error {
-	ev, err := w.cfg.newEvents()
+	ev, err := fswatch.Watch(fswatch.Config{Dir: w.root, Skip: Ignored, NewEvents: w.cfg.newEvents})
 	if err != nil {
-		return err
-	}
-	if err := addTree(ev, w.root); err != nil {
-		ev.Close()
 		return err
 	}
 	w.mu.Lock()
@@ -244,7 +240,7 @@ func (w *Watcher) startEvents() error {
 
 // startPolling takes the poller's baseline.
 func (w *Watcher) startPolling() error {
-	snap, err := scanTree(w.root)
+	snap, err := fswatch.Scan(w.root, Ignored)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", w.root, err)
 	}
@@ -252,32 +248,6 @@ func (w *Watcher) startPolling() error {
 	w.snap, w.mode = snap, ModePoll
 	w.mu.Unlock()
 	return nil
-}
-
-// addTree watches dir and every folder below it that is not ignored.
-// Symbolic links are not followed.
-func addTree(ev *fsnotify.Watcher, dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p != dir {
-				return nil // removed while we walked
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != dir && Ignored(d.Name()) {
-			return filepath.SkipDir
-		}
-		if err := ev.Add(p); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipDir
-			}
-			return fmt.Errorf("watch %s: %w", p, err)
-		}
-		return nil
-	})
 }
 
 // Run calls the Handler for the changes it sees until ctx is done, then
@@ -344,60 +314,26 @@ func (w *Watcher) send(in input) {
 	}
 }
 
-// readEvents turns file system events into marks of bundle folders, and
-// watches new folders as they appear.
-func (w *Watcher) readEvents(ctx context.Context, ev *fsnotify.Watcher) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-ev.Events:
-			if !ok {
-				return
-			}
-			w.event(ev, e)
-		case err, ok := <-ev.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.log.Warn("file system events were lost: checking every bundle", "dir", w.root)
-				w.send(input{kind: inRescan})
-				continue
-			}
+// readEvents turns file system events into marks of bundle folders.
+func (w *Watcher) readEvents(ctx context.Context, ev *fswatch.Tree) {
+	ev.Run(ctx, func(c fswatch.Change) {
+		folder, _, _ := strings.Cut(c.Path, "/")
+		w.send(input{kind: inTouch, folders: []string{folder}, rewatch: c.Moved})
+	}, func(err error) {
+		switch {
+		case errors.Is(err, fswatch.ErrOverflow):
+			w.log.Warn("file system events were lost: checking every bundle", "dir", w.root)
+			w.send(input{kind: inRescan})
+		case errors.Is(err, fswatch.ErrCannotWatch):
+			w.send(input{kind: inFallback, err: err})
+		default:
 			w.log.Warn("file system events", "dir", w.root, "error", err.Error())
 		}
-	}
-}
-
-// event handles one file system event.
-func (w *Watcher) event(ev *fsnotify.Watcher, e fsnotify.Event) {
-	if e.Op == fsnotify.Chmod {
-		return // permissions only: no content changed
-	}
-	rel, err := filepath.Rel(w.root, e.Name)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return
-	}
-	if IgnoredPath(rel) {
-		return
-	}
-	folder, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	if e.Has(fsnotify.Create) {
-		// A new folder: watch it and everything already inside it (files
-		// and folders may have been created before the watch was added;
-		// the export reads the whole bundle anyway).
-		if fi, err := os.Lstat(e.Name); err == nil && fi.IsDir() {
-			if err := addTree(ev, e.Name); err != nil {
-				w.send(input{kind: inFallback, err: err})
-			}
-		}
-	}
-	w.send(input{kind: inTouch, folders: []string{folder}})
+	})
 }
 
 // poll scans the tree every interval and marks the bundles that changed.
-func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) {
+func (w *Watcher) poll(ctx context.Context, snap fswatch.Snapshot, every time.Duration) {
 	var lastErr string
 	for {
 		wake := make(chan struct{})
@@ -408,7 +344,7 @@ func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) 
 			return
 		case <-wake:
 		}
-		cur, err := scanTree(w.root)
+		cur, err := fswatch.Scan(w.root, Ignored)
 		if err != nil {
 			if msg := err.Error(); msg != lastErr {
 				w.log.Error("cannot scan the source folder; bundles are left as published", "dir", w.root, "error", msg)
@@ -417,7 +353,7 @@ func (w *Watcher) poll(ctx context.Context, snap snapshot, every time.Duration) 
 			continue
 		}
 		lastErr = ""
-		if changed := changedFolders(snap, cur); len(changed) > 0 {
+		if changed := fswatch.Changed(snap, cur); len(changed) > 0 {
 			w.send(input{kind: inTouch, folders: changed})
 		}
 		snap = cur
@@ -475,13 +411,15 @@ func (w *Watcher) removed(ctx context.Context, folder string) (err error) {
 // state is the loop's: owned by the goroutine running state.run.
 type state struct {
 	w        *Watcher
-	deb      *debouncer
+	deb      *fswatch.Debouncer
 	expiry   map[string]time.Time
 	queue    []string
 	queued   map[string]bool
 	running  map[string]bool
 	rerun    map[string]bool
-	known    map[string]bool // folders that may have published something
+	known    map[string]bool      // folders that may have published something
+	rewatch  map[string]bool      // folders whose watches must be checked when due
+	gone     map[string]time.Time // folders found gone, to unpublish once settled
 	lastErr  map[string]string
 	timerAt  time.Time
 	stopTime func() bool
@@ -491,12 +429,14 @@ type state struct {
 func newState(w *Watcher) *state {
 	st := &state{
 		w:       w,
-		deb:     newDebouncer(w.cfg.Debounce, w.cfg.MaxWait),
+		deb:     fswatch.NewDebouncer(w.cfg.Debounce, w.cfg.MaxWait),
 		expiry:  make(map[string]time.Time),
 		queued:  make(map[string]bool),
 		running: make(map[string]bool),
 		rerun:   make(map[string]bool),
 		known:   make(map[string]bool),
+		rewatch: make(map[string]bool),
+		gone:    make(map[string]time.Time),
 		lastErr: make(map[string]string),
 	}
 	for _, f := range w.known {
@@ -545,7 +485,10 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 	switch in.kind {
 	case inTouch:
 		for _, f := range in.folders {
-			st.deb.touch(f, now)
+			st.deb.Touch(f, now)
+			if in.rewatch {
+				st.rewatch[f] = true
+			}
 		}
 	case inWake:
 	case inSchedule:
@@ -565,9 +508,21 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 // after queues what is due and sets the timer for what is due next.
 func (st *state) after() {
 	now := st.w.clock.Now()
-	for _, f := range st.deb.due(now) {
+	dueNow := st.deb.Due(now)
+	var moved []string
+	for _, f := range dueNow {
+		if st.rewatch[f] {
+			moved = append(moved, f)
+			delete(st.rewatch, f)
+		}
+	}
+	if len(moved) > 0 {
+		st.w.rewatch(moved)
+	}
+	for _, f := range dueNow {
 		st.enqueue(f)
 	}
+	st.flushGone(now)
 	var due []string
 	for f, t := range st.expiry {
 		if !t.After(now) {
@@ -579,7 +534,7 @@ func (st *state) after() {
 	for _, f := range due {
 		st.enqueue(f)
 	}
-	next, ok := st.deb.next()
+	next, ok := st.deb.Next()
 	for _, t := range st.expiry {
 		if !ok || t.Before(next) {
 			next, ok = t, true
@@ -619,14 +574,10 @@ func (st *state) done(ctx context.Context, res result) {
 	delete(st.running, f)
 	st.calls++
 	if res.removed && st.known[f] && ctx.Err() == nil {
-		// Unpublishing runs here, not in a worker: it is rare, quick, and
-		// must not race a new upload of the same folder (which would be
-		// queued behind it).
-		res.err = w.removed(ctx, f)
-		if res.err == nil {
-			delete(st.known, f)
-			delete(st.expiry, f)
-			w.log.Info("bundle removed: its views are unpublished", "folder", f)
+		// The folder may have been renamed: unpublishing waits until the
+		// other changes are exported (see flushGone).
+		if _, ok := st.gone[f]; !ok {
+			st.gone[f] = w.clock.Now()
 		}
 	}
 	if res.err != nil {
@@ -695,7 +646,7 @@ func (st *state) fallback(ctx context.Context, cause error, wg *sync.WaitGroup) 
 	if err := w.startPolling(); err != nil {
 		w.log.Error("cannot scan the source folder", "dir", w.root, "error", err.Error())
 		w.mu.Lock()
-		w.snap, w.mode = snapshot{}, ModePoll
+		w.snap, w.mode = fswatch.Snapshot{}, ModePoll
 		w.mu.Unlock()
 	}
 	// Changes between the failure and the baseline would be missed:
@@ -707,7 +658,7 @@ func (st *state) fallback(ctx context.Context, cause error, wg *sync.WaitGroup) 
 // rescan marks every bundle folder, present or known, as changed.
 func (st *state) rescan(now time.Time) {
 	w := st.w
-	folders, err := listFolders(w.root)
+	folders, err := fswatch.Folders(w.root, Ignored)
 	if err != nil {
 		w.log.Error("cannot read the source folder", "dir", w.root, "error", err.Error())
 		return
@@ -716,14 +667,78 @@ func (st *state) rescan(now time.Time) {
 	ev := w.events
 	w.mu.Unlock()
 	if ev != nil {
-		if err := addTree(ev, w.root); err != nil {
+		if err := ev.Renew(folders); err != nil {
 			w.log.Warn("cannot watch every folder", "dir", w.root, "error", err.Error())
 		}
 	}
 	for _, f := range folders {
-		st.deb.touch(f, now)
+		st.deb.Touch(f, now)
 	}
 	for f := range st.known {
-		st.deb.touch(f, now)
+		st.deb.Touch(f, now)
+	}
+}
+
+// flushGone unpublishes the folders found gone once nothing else is being
+// exported or queued and no other change is pending (or the oldest has
+// waited MaxWait). A renamed bundle folder is exported under its new name
+// first, which takes its guide over, so that unpublishing the old name
+// finds nothing left to remove: the guide stays published throughout a
+// move. Unpublishing runs in the loop, not in a worker, so it never
+// overlaps an export. A folder that came back is exported instead.
+func (st *state) flushGone(now time.Time) {
+	if len(st.gone) == 0 || len(st.running) > 0 || len(st.queue) > 0 {
+		return
+	}
+	if st.deb.Len() > 0 {
+		waited := false
+		for _, t := range st.gone {
+			if now.Sub(t) >= st.w.cfg.MaxWait {
+				waited = true
+			}
+		}
+		if !waited {
+			return
+		}
+	}
+	w := st.w
+	folders := make([]string, 0, len(st.gone))
+	for f := range st.gone {
+		folders = append(folders, f)
+	}
+	sort.Strings(folders)
+	ctx := context.Background()
+	for _, f := range folders {
+		delete(st.gone, f)
+		if fi, err := os.Lstat(filepath.Join(w.root, f)); err == nil && fi.IsDir() {
+			st.enqueue(f)
+			continue
+		}
+		if err := w.removed(ctx, f); err != nil {
+			if msg := err.Error(); st.lastErr[f] != msg {
+				st.lastErr[f] = msg
+				w.log.Warn("bundle not unpublished; what was published stays as it was", "folder", f, "error", msg)
+			}
+			continue
+		}
+		delete(st.lastErr, f)
+		delete(st.known, f)
+		delete(st.expiry, f)
+		w.log.Info("bundle removed: its views are unpublished", "folder", f)
+	}
+}
+
+// rewatch renews the watches of the bundle folders named, after a burst
+// that may have renamed them (see fswatch.Tree.Renew), and falls back to
+// polling when a folder cannot be watched.
+func (w *Watcher) rewatch(folders []string) {
+	w.mu.Lock()
+	ev := w.events
+	w.mu.Unlock()
+	if ev == nil {
+		return
+	}
+	if err := ev.Renew(folders); err != nil {
+		go w.send(input{kind: inFallback, err: err})
 	}
 }

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 func TestIgnored(t *testing.T) {
@@ -35,6 +32,13 @@ func TestIgnored(t *testing.T) {
 		{"video.mp4.part", true},
 		{"plan.pdf.crdownload", true},
 		{"tmp", false},
+		{"rue-saint-denis.partial", true},
+		{"rue-saint-denis.part", true},
+		{"rue-saint-denis.tmp", true},
+		{"rue-saint-denis.uploading", true},
+		{"rue-saint-denis.INCOMPLETE", true},
+		{"rue-saint-denis", false},
+		{"partial", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,52 +55,6 @@ func TestIgnored(t *testing.T) {
 			t.Errorf("IgnoredPath(%q) = %v, want %v", rel, got, want)
 		}
 	}
-}
-
-func TestDebouncer(t *testing.T) {
-	ms := func(n int) time.Time { return epoch.Add(time.Duration(n) * time.Millisecond) }
-	tests := []struct {
-		name    string
-		touches []int // ms after epoch, all for folder "a"
-		notDue  int   // ms: nothing due yet
-		due     int   // ms: "a" due
-	}{
-		{"single", []int{0}, 149, 150},
-		{"burst extends the quiet period", []int{0, 50, 100, 140}, 289, 290},
-		{"trickle is capped by the maximum wait", []int{0, 100, 200, 300, 400, 500, 600}, 499, 500},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := newDebouncer(150*time.Millisecond, 500*time.Millisecond)
-			for _, at := range tt.touches {
-				d.touch("a", ms(at))
-			}
-			if next, ok := d.next(); !ok || !next.Equal(ms(tt.due)) {
-				t.Errorf("next = %v %v, want %v", next, ok, ms(tt.due))
-			}
-			if got := d.due(ms(tt.notDue)); len(got) != 0 {
-				t.Errorf("due at %dms = %v, want nothing", tt.notDue, got)
-			}
-			if got := d.due(ms(tt.due)); !slices.Equal(got, []string{"a"}) {
-				t.Errorf("due at %dms = %v, want [a]", tt.due, got)
-			}
-			if _, ok := d.next(); ok {
-				t.Error("still pending after due")
-			}
-		})
-	}
-	t.Run("folders are independent", func(t *testing.T) {
-		d := newDebouncer(150*time.Millisecond, time.Second)
-		d.touch("b", ms(0))
-		d.touch("a", ms(100))
-		d.touch("c", ms(0))
-		if got := d.due(ms(150)); !slices.Equal(got, []string{"b", "c"}) {
-			t.Errorf("due = %v, want [b c]", got)
-		}
-		if got := d.due(ms(250)); !slices.Equal(got, []string{"a"}) {
-			t.Errorf("due = %v, want [a]", got)
-		}
-	})
 }
 
 // newClocked returns a started watcher over root driven by a fake clock.
@@ -298,114 +256,6 @@ type panicky struct{}
 
 func (panicky) Changed(context.Context, string) (time.Time, error) { panic("boom") }
 func (panicky) Removed(context.Context, string) error              { panic("boom") }
-
-func TestEventFiltering(t *testing.T) {
-	root := t.TempDir()
-	mkdirs(t, root, "a/photos", "b/c/d")
-	w, err := New(Config{Dir: root, Handler: newRecorder(), Poll: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatalf("fsnotify: %v", err)
-	}
-	defer ev.Close()
-	j := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
-	tests := []struct {
-		name string
-		ev   fsnotify.Event
-		want string // touched folder, "" for none
-	}{
-		{"write", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Write}, "a"},
-		{"create in nested folder", fsnotify.Event{Name: j("a/photos/x.jpg"), Op: fsnotify.Create}, "a"},
-		{"rename away", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Rename}, "a"},
-		{"remove bundle folder", fsnotify.Event{Name: j("a"), Op: fsnotify.Remove}, "a"},
-		{"chmod only", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Chmod}, ""},
-		{"write and chmod", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Write | fsnotify.Chmod}, "a"},
-		{"vim swap", fsnotify.Event{Name: j("a/.guide.json.swp"), Op: fsnotify.Write}, ""},
-		{"vim write test", fsnotify.Event{Name: j("a/4913"), Op: fsnotify.Create}, ""},
-		{"backup", fsnotify.Event{Name: j("a/guide.json~"), Op: fsnotify.Create}, ""},
-		{"emacs lock", fsnotify.Event{Name: j("a/.#guide.json"), Op: fsnotify.Create}, ""},
-		{"temp upload", fsnotify.Event{Name: j("a/guide.json.tmp"), Op: fsnotify.Write}, ""},
-		{"partial download", fsnotify.Event{Name: j("a/photos/x.jpg.part"), Op: fsnotify.Write}, ""},
-		{"browser download", fsnotify.Event{Name: j("a/plan.pdf.crdownload"), Op: fsnotify.Write}, ""},
-		{"dot folder in bundle", fsnotify.Event{Name: j("a/.git/index"), Op: fsnotify.Write}, ""},
-		{"dot bundle", fsnotify.Event{Name: j(".upload/guide.json"), Op: fsnotify.Write}, ""},
-		{"the root itself", fsnotify.Event{Name: root, Op: fsnotify.Write}, ""},
-		{"outside the root", fsnotify.Event{Name: filepath.Join(filepath.Dir(root), "x", "guide.json"), Op: fsnotify.Write}, ""},
-		{"new folder tree", fsnotify.Event{Name: j("b"), Op: fsnotify.Create}, "b"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w.event(ev, tt.ev)
-			got := ""
-			select {
-			case in := <-w.in:
-				got = strings.Join(in.folders, ",")
-			default:
-			}
-			if got != tt.want {
-				t.Errorf("event %v touched %q, want %q", tt.ev, got, tt.want)
-			}
-		})
-	}
-	// The new folder and everything already inside it are watched.
-	list := ev.WatchList()
-	for _, dir := range []string{"b", "b/c", "b/c/d"} {
-		if !slices.Contains(list, j(dir)) {
-			t.Errorf("%s not watched; watching %v", dir, list)
-		}
-	}
-}
-
-func TestDigestFolder(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, dir, "guide.json", `{"a":1}`)
-	writeFile(t, dir, "photos/front.jpg", "jpeg")
-	base, err := digestFolder(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mtime := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name    string
-		change  func()
-		changed bool
-	}{
-		{"ignored files", func() {
-			writeFile(t, dir, ".guide.json.swp", "x")
-			writeFile(t, dir, "guide.json.tmp", "x")
-			writeFile(t, dir, "photos/4913", "")
-		}, false},
-		{"same size, new mtime", func() {
-			writeFile(t, dir, "guide.json", `{"a":2}`)
-			os.Chtimes(filepath.Join(dir, "guide.json"), mtime, mtime)
-		}, true},
-		{"size", func() { writeFile(t, dir, "guide.json", `{"a":22}`) }, true},
-		{"new file", func() { writeFile(t, dir, "photos/back.jpg", "jpeg") }, true},
-		{"new nested folder", func() { mkdirs(t, dir, "doc/fr") }, true},
-		{"rename", func() {
-			os.Rename(filepath.Join(dir, "photos/back.jpg"), filepath.Join(dir, "photos/rear.jpg"))
-		}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.change()
-			d, err := digestFolder(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (d != base) != tt.changed {
-				t.Errorf("digest changed = %v, want %v", d != base, tt.changed)
-			}
-			base = d
-		})
-	}
-	if _, err := digestFolder(filepath.Join(dir, "missing")); err == nil {
-		t.Error("digest of a missing folder: no error")
-	}
-}
 
 func TestCloseWithoutRun(t *testing.T) {
 	root := t.TempDir()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
@@ -513,11 +513,11 @@ func TestNewMissingRoot(t *testing.T) {
 }
 
 func TestPollWhenWatchFails(t *testing.T) {
-	orig := startWatcher
-	startWatcher = func(string, time.Duration, func(), *slog.Logger) (*watcher, error) {
+	orig := newEvents
+	newEvents = func() (*fsnotify.Watcher, error) {
 		return nil, errors.New("no more inotify watches")
 	}
-	defer func() { startWatcher = orig }()
+	defer func() { newEvents = orig }()
 	fc := fsCases(t, newTestTree())[0]
 	_, hs, client := newTestServer(t, fc, Config{PollInterval: 10 * time.Millisecond})
 	writeAtomic(t, fc.root, "v1/data/status", []byte(`{"status":"locked"}`))

@@ -1,4 +1,4 @@
-package watch
+package fswatch
 
 import (
 	"encoding/binary"
@@ -10,39 +10,44 @@ import (
 	"sort"
 )
 
-// snapshot maps each bundle folder under the source folder to a digest of
-// its files: names, sizes, modification times and types. Keeping a digest
-// rather than the listing keeps the poller small over many bundles.
-type snapshot map[string]uint64
+// Snapshot maps each top-level folder of a tree (a bundle folder, say) to
+// a digest of its files: names, sizes, modification times and types.
+// Keeping a digest rather than the listing keeps a poller small over many
+// folders.
+type Snapshot map[string]uint64
 
-// listFolders returns the names of the bundle folders under root (not
-// ignored, directories, symbolic links not followed), sorted. It returns
-// the error of reading root.
-func listFolders(root string) ([]string, error) {
+// Folders returns the names of the top-level folders under root (not
+// skipped, directories, symbolic links not followed), sorted. It returns
+// the error of reading root. A nil skip skips nothing.
+func Folders(root string, skip func(name string) bool) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && !Ignored(e.Name()) {
+		if e.IsDir() && (skip == nil || !skip(e.Name())) {
 			out = append(out, e.Name())
 		}
 	}
 	return out, nil
 }
 
-// scanTree returns the snapshot of every bundle folder under root. It fails
-// only when root itself cannot be read, so that an unreachable mount is not
-// mistaken for every bundle being deleted.
-func scanTree(root string) (snapshot, error) {
-	folders, err := listFolders(root)
+// Scan returns the snapshot of every top-level folder under root, leaving
+// out the names skip reports. It fails only when root itself cannot be
+// read, so that an unreachable mount is not mistaken for every folder
+// being deleted.
+func Scan(root string, skip func(name string) bool) (Snapshot, error) {
+	if skip == nil {
+		skip = func(string) bool { return false }
+	}
+	folders, err := Folders(root, skip)
 	if err != nil {
 		return nil, err
 	}
-	snap := make(snapshot, len(folders))
+	snap := make(Snapshot, len(folders))
 	for _, f := range folders {
-		d, err := digestFolder(filepath.Join(root, f))
+		d, err := digestFolder(filepath.Join(root, f), skip)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // deleted while we looked: it is gone
 		}
@@ -51,11 +56,11 @@ func scanTree(root string) (snapshot, error) {
 	return snap, nil
 }
 
-// digestFolder hashes the listing of the folder dir, recursively, skipping
-// ignored names. An entry that cannot be read is hashed with a marker, so a
+// digestFolder hashes the listing of the folder dir, recursively, leaving
+// out the names skip reports. An entry that cannot be read is hashed with a marker, so a
 // folder that becomes readable again counts as changed. It returns an error
 // only when dir itself is missing or not a folder.
-func digestFolder(dir string) (uint64, error) {
+func digestFolder(dir string, skip func(string) bool) (uint64, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return 0, err
@@ -79,7 +84,7 @@ func digestFolder(dir string) (uint64, error) {
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 		for _, e := range entries {
 			name := e.Name()
-			if Ignored(name) {
+			if skip(name) {
 				continue
 			}
 			h.Write([]byte(rel))
@@ -103,9 +108,9 @@ func digestFolder(dir string) (uint64, error) {
 	return h.Sum64(), nil
 }
 
-// changedFolders returns, sorted, the folders that differ between old and
-// cur: new, changed or gone.
-func changedFolders(old, cur snapshot) []string {
+// Changed returns, sorted, the folders that differ between the snapshots
+// old and cur: new, changed or gone.
+func Changed(old, cur Snapshot) []string {
 	var out []string
 	for f, d := range cur {
 		if od, ok := old[f]; !ok || od != d {
