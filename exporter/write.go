@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,61 +212,87 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	w := &guideWriter{e: e, res: &res}
-	docs := w.prepareDocs(p.files)
-	var public, private []string
-	type sum struct {
-		path string
-		hash [sha256.Size]byte
+	if err := w.putAll(ctx, b, p.files); err != nil {
+		return res, site.ManifestGuide{}, err
 	}
-	var sums []sum
-	for i, f := range p.files {
+	res.Revision = w.revision()
+	if err := w.putRecord(g, p.ready); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	slices.Sort(w.public)
+	slices.Sort(w.private)
+	if err := w.deleteStale(old); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	res.Changed = res.Written > 0 || res.Deleted > 0
+	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
+		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
+	if !res.NextChange.IsZero() {
+		next := res.NextChange
+		entry.NextChange = &next
+	}
+	return res, entry, nil
+}
+
+// pathSum is a published path with the hash of its content.
+type pathSum struct {
+	path string
+	hash [sha256.Size]byte
+}
+
+// putAll publishes files, which b's bundle files are copied from, and
+// records the paths they occupy and the hashes of their contents.
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outFile) error {
+	docs := w.prepareDocs(files)
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return res, site.ManifestGuide{}, err
+			return err
 		}
 		data := f.data
 		if data == nil {
+			var err error
 			if data, err = b.ReadFile(f.src); err != nil {
-				return res, site.ManifestGuide{}, err
+				return err
 			}
 		}
-		t, prefix := e.pub, "public/"
+		t, prefix := w.e.pub, "public/"
 		if f.private {
-			t, prefix = e.priv, "private/"
+			t, prefix = w.e.priv, "private/"
 		}
-		h := sha256.Sum256(data)
-		sums = append(sums, sum{prefix + f.path, h})
+		w.sums = append(w.sums, pathSum{prefix + f.path, sha256.Sum256(data)})
 		written, err := w.put(t, f, data, docs[i])
 		if err != nil {
-			return res, site.ManifestGuide{}, err
+			return err
 		}
 		if f.private {
-			private = append(private, written...)
+			w.private = append(w.private, written...)
 		} else {
-			public = append(public, written...)
+			w.public = append(w.public, written...)
 		}
 	}
-	// Revision: every published path with the hash of its content
-	// (compressed siblings are functions of the document and the
-	// encodings, which are part of the paths).
-	slices.SortFunc(sums, func(a, b sum) int {
-		switch {
-		case a.path < b.path:
-			return -1
-		case a.path > b.path:
-			return 1
-		}
-		return 0
-	})
+	return nil
+}
+
+// revision returns the guide's revision: a hash of every published path
+// with the hash of its content (compressed siblings are functions of the
+// document and the encodings, which are part of the paths).
+func (w *guideWriter) revision() string {
+	slices.SortFunc(w.sums, func(a, b pathSum) int { return strings.Compare(a.path, b.path) })
 	rh := sha256.New()
-	for _, s := range sums {
+	for _, s := range w.sums {
 		rh.Write([]byte(s.path))
 		rh.Write([]byte{0})
 		rh.Write(s.hash[:])
 	}
-	for _, enc := range e.cfg.Encodings {
+	for _, enc := range w.e.cfg.Encodings {
 		rh.Write([]byte(enc.Ext))
 	}
-	res.Revision = hex.EncodeToString(rh.Sum(nil))
+	return hex.EncodeToString(rh.Sum(nil))
+}
+
+// putRecord publishes the private site.GuideRecord of g, with the
+// revision already in the result.
+func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
 	webhooks := g.Webhooks
 	if webhooks == nil {
 		webhooks = []site.Webhook{}
@@ -275,51 +302,52 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		viewIDs[i] = v.ViewID
 	}
 	rec := site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
-		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: res.Revision, Ready: p.ready, Webhooks: webhooks}
-	recData, err := marshalJSON(rec)
+		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: w.res.Revision, Ready: ready, Webhooks: webhooks}
+	data, err := marshalJSON(rec)
 	if err != nil {
-		return res, site.ManifestGuide{}, err
+		return err
 	}
-	recFile := outFile{private: true, path: site.RecordPath(g.GuideID), data: recData}
-	written, err := w.put(e.priv, recFile, recData, docWrite{})
+	f := outFile{private: true, path: site.RecordPath(g.GuideID), data: data}
+	written, err := w.put(w.e.priv, f, data, docWrite{})
 	if err != nil {
-		return res, site.ManifestGuide{}, err
+		return err
 	}
-	private = append(private, written...)
-	slices.Sort(public)
-	slices.Sort(private)
-	if old != nil {
-		for _, f := range old.Files {
-			if _, found := slices.BinarySearch(public, f); !found {
-				if err := e.pub.remove(f, nil); err != nil {
-					return res, site.ManifestGuide{}, err
-				}
-				res.Deleted++
-			}
-		}
-		for _, f := range old.Private {
-			if _, found := slices.BinarySearch(private, f); !found {
-				if err := e.priv.remove(f, privateKeep); err != nil {
-					return res, site.ManifestGuide{}, err
-				}
-				res.Deleted++
-			}
-		}
-	}
-	res.Changed = res.Written > 0 || res.Deleted > 0
-	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: public, Private: private,
-		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
-	if !res.NextChange.IsZero() {
-		next := res.NextChange
-		entry.NextChange = &next
-	}
-	return res, entry, nil
+	w.private = append(w.private, written...)
+	return nil
 }
 
-// guideWriter writes the files of one guide.
+// deleteStale deletes the files old published that are no longer among
+// the (sorted) paths written.
+func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
+	if old == nil {
+		return nil
+	}
+	for _, set := range []struct {
+		t    tree
+		old  []string
+		now  []string
+		keep map[string]bool
+	}{{w.e.pub, old.Files, w.public, nil}, {w.e.priv, old.Private, w.private, privateKeep}} {
+		for _, f := range set.old {
+			if _, found := slices.BinarySearch(set.now, f); found {
+				continue
+			}
+			if err := set.t.remove(f, set.keep); err != nil {
+				return err
+			}
+			w.res.Deleted++
+		}
+	}
+	return nil
+}
+
+// guideWriter writes the files of one guide and keeps what it wrote.
 type guideWriter struct {
-	e   *Exporter
-	res *GuideResult
+	e       *Exporter
+	res     *GuideResult
+	public  []string  // public paths occupied
+	private []string  // private paths occupied
+	sums    []pathSum // content hash of each file (not its siblings)
 }
 
 // docWrite is what put writes of one document: its compressed siblings
