@@ -195,9 +195,8 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 }
 
 // publicMedia lists the public media files view v may show: per language
-// the gallery front image (unless photos are hidden), the PDF floor plans
-// (unless floor plans are hidden) and the embed image; every photo and its
-// small rendition (unless photos are hidden).
+// the public document kinds it does not hide; every photo and its small
+// rendition (unless photos are hidden).
 func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	var out []mediaCopy
 	add := func(dst, src string) {
@@ -208,14 +207,11 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	docs := r.g.Media.Documents
 	for _, lang := range languages(docs) {
 		d := docs[lang]
-		if !v.Hides(bundle.HidePhotos) {
-			add(langDocName(lang, "galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage)
+		for _, k := range site.DocumentKinds {
+			if k.Public && !k.FloorPages && !v.Hides(k.HiddenBy) {
+				add(langDocName(lang, k.Key, d.File(k.Key)), d.File(k.Key))
+			}
 		}
-		if !v.Hides(bundle.HideFloorPlans) {
-			add(langDocName(lang, "pdfMetric", d.PDFMetric), d.PDFMetric)
-			add(langDocName(lang, "pdfImperial", d.PDFImperial), d.PDFImperial)
-		}
-		add(langDocName(lang, "embedImage", d.EmbedImage), d.EmbedImage)
 	}
 	if !v.Hides(bundle.HidePhotos) {
 		for _, p := range r.g.Media.Photos {
@@ -432,30 +428,24 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: joinURL(r.urls.Unbranded, v.ViewID), MediaHTML: iframe},
 	)
 	lang := autofillLanguage(g.Media.Documents)
-	if d, ok := g.Media.Documents[lang]; ok && !v.Hides(bundle.HideFloorPlans) {
-		for _, pdf := range []struct{ key, src, desc string }{
-			{"pdfImperial", d.PDFImperial, "imperial"},
-			{"pdfMetric", d.PDFMetric, "metric"},
-		} {
-			if pdf.src == "" {
+	if d, ok := g.Media.Documents[lang]; ok {
+		for _, k := range floorPlanKinds() {
+			if v.Hides(k.HiddenBy) {
 				continue
 			}
-			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
-				MediaURL: docURL(langDocName(lang, pdf.key, pdf.src)), ShortDescription: pdf.desc})
-		}
-		for _, set := range []struct {
-			key, desc string
-			floors    []bundle.FloorImage
-		}{
-			{"jpgImperial", "imperial floor page", d.JPGImperial},
-			{"jpgMetric", "metric floor page", d.JPGMetric},
-		} {
-			for _, f := range set.floors {
-				name := floorPageName(lang, set.key, f)
+			if !k.FloorPages {
+				if src := d.File(k.Key); src != "" {
+					media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
+						MediaURL: docURL(langDocName(lang, k.Key, src)), ShortDescription: k.Units})
+				}
+				continue
+			}
+			for _, f := range d.FloorImages(k.Key) {
+				name := floorPageName(lang, k.Key, f)
 				pages = append(pages, mediaCopy{Dst: name, Src: f.File})
 				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: mediaType(f.File),
-					MediaURL: docURL(name), ShortDescription: set.desc, ImageWidth: f.Width, ImageHeight: f.Height,
-					MediaObjectID: set.key + "-" + strconv.Itoa(f.ID)})
+					MediaURL: docURL(name), ShortDescription: k.Units + " floor page", ImageWidth: f.Width, ImageHeight: f.Height,
+					MediaObjectID: k.Key + "-" + strconv.Itoa(f.ID)})
 			}
 		}
 	}
@@ -474,6 +464,23 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaVideo, MediaURL: g.Media.Video})
 	}
 	return media, pages
+}
+
+// floorPlanKinds returns the document kinds autofill lists as floor plan
+// media records, in the order it lists them: single files (the PDFs)
+// before floor pages, imperial before metric within each.
+func floorPlanKinds() []site.DocumentKind {
+	var out []site.DocumentKind
+	for _, pages := range []bool{false, true} {
+		for _, units := range []string{site.UnitsImperial, site.UnitsMetric} {
+			for _, k := range site.DocumentKinds {
+				if k.FloorPages == pages && k.Units == units {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // privateFile is a media file of the private tree: a bundle file copied to
@@ -516,21 +523,18 @@ func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 	for _, lang := range languages(g.Media.Documents) {
 		d := g.Media.Documents[lang]
 		name := func(key, src string) string { return langDocName(lang, key, src) }
-		mediaURLs[lang] = site.MediaURLs{
-			GalleryFrontImage: pub(bundle.HidePhotos, name("galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage),
-			PDFMetric:         pub(bundle.HideFloorPlans, name("pdfMetric", d.PDFMetric), d.PDFMetric),
-			PDFImperial:       pub(bundle.HideFloorPlans, name("pdfImperial", d.PDFImperial), d.PDFImperial),
-			EmbedImage:        pub("", name("embedImage", d.EmbedImage), d.EmbedImage),
-			GalleryZip:        private(name("galleryZip", d.GalleryZip), d.GalleryZip),
-			GalleryLowResZip:  private(name("galleryLowResZip", d.GalleryLowResZip), d.GalleryLowResZip),
-			SphereZip:         private(name("sphereZip", d.SphereZip), d.SphereZip),
-			OfflineZip:        private(name("offlineZip", d.OfflineZip), d.OfflineZip),
-			SVGZip:            private(name("svgZip", d.SVGZip), d.SVGZip),
-			DXFZip:            private(name("dxfZip", d.DXFZip), d.DXFZip),
-			TagImagesZip:      private(name("tagImagesZip", d.TagImagesZip), d.TagImagesZip),
-			JPGMetric:         floors(lang, "jpgMetric", d.JPGMetric),
-			JPGImperial:       floors(lang, "jpgImperial", d.JPGImperial),
+		var urls site.MediaURLs
+		for _, k := range site.DocumentKinds {
+			switch {
+			case k.FloorPages:
+				urls.SetFloors(k.Key, floors(lang, k.Key, d.FloorImages(k.Key)))
+			case k.Public:
+				urls.SetURL(k.Key, pub(k.HiddenBy, name(k.Key, d.File(k.Key)), d.File(k.Key)))
+			default:
+				urls.SetURL(k.Key, private(name(k.Key, d.File(k.Key)), d.File(k.Key)))
+			}
 		}
+		mediaURLs[lang] = urls
 	}
 	guideType := g.Package
 	if guideType == "" {

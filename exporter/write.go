@@ -144,14 +144,7 @@ func namedFiles(g *bundle.Guide) []string {
 	}
 	for _, lang := range sortedKeys(g.Media.Documents) {
 		d := g.Media.Documents[lang]
-		out = append(out, d.GalleryFrontImage, d.PDFMetric, d.PDFImperial, d.EmbedImage, d.GalleryZip, d.GalleryLowResZip,
-			d.SphereZip, d.OfflineZip, d.SVGZip, d.DXFZip, d.TagImagesZip)
-		for _, f := range d.JPGMetric {
-			out = append(out, f.File)
-		}
-		for _, f := range d.JPGImperial {
-			out = append(out, f.File)
-		}
+		out = append(out, d.Files()...)
 	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.Sort(out)
