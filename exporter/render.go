@@ -157,41 +157,77 @@ type renderer struct {
 
 // renderView returns the documents and media of view v, published under
 // the folder id (v.ViewID, or the guide's alias for the default view).
-// Documents always link to v.ViewID, so the alias copies are identical.
+// Documents always link to v.ViewID, so the alias copies are identical. A
+// view that is not ready publishes its status and summary, both
+// {"status": X}, and no other document or media (see
+// docs/documents.md#statuses).
 func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 	status := ViewStatus(r.g, v, r.now)
 	out := viewDocs{Docs: map[string][]byte{}}
-	st, err := marshalJSON(site.StatusDoc{Status: status})
-	if err != nil {
-		return out, err
+	ready := status == site.StatusReady
+	for _, d := range site.ViewDocuments {
+		if ready && v.Hides(d.HiddenBy) {
+			continue
+		}
+		render, ok := viewRenderers[d.File]
+		if !ok {
+			return out, fmt.Errorf("no renderer for view document %s", d.File)
+		}
+		data, media, err := render(r, v, status)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", d.File, err)
+		}
+		if data != nil {
+			out.Docs[d.File] = data
+			out.Media = append(out.Media, media...)
+		}
 	}
-	out.Docs[site.StatusFile] = st
-	if status != site.StatusReady {
-		// PRODUCT.md rule 2: status and summary are {"status": X}, no
-		// autofill, no media.
-		out.Docs[site.SummaryFile] = st
+	if !ready {
 		return out, nil
-	}
-	if !v.Hides(bundle.HideMeasurements) {
-		sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
-		b, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
-		if err != nil {
-			return out, fmt.Errorf("summary: %w", err)
-		}
-		out.Docs[site.SummaryFile] = b
-	}
-	af, floorPages := r.autofill(v)
-	if !v.Hides(bundle.HideAutofill) {
-		b, err := marshalJSON(af)
-		if err != nil {
-			return out, fmt.Errorf("autofill: %w", err)
-		}
-		out.Docs[site.AutofillFile] = b
-		out.Media = append(out.Media, floorPages...)
 	}
 	out.Media = append(out.Media, r.publicMedia(v)...)
 	out.Media = sortCopies(out.Media)
 	return out, nil
+}
+
+// viewRenderer renders one view document of view v, whose status is
+// status, and lists the media files it links to; nil data leaves the
+// document out.
+type viewRenderer func(r *renderer, v *bundle.View, status string) (data []byte, media []mediaCopy, err error)
+
+// viewRenderers renders each of site.ViewDocuments, by file.
+var viewRenderers = map[string]viewRenderer{
+	site.StatusFile:   renderStatus,
+	site.SummaryFile:  renderSummary,
+	site.AutofillFile: renderAutofill,
+}
+
+func renderStatus(_ *renderer, _ *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	data, err := marshalJSON(site.StatusDoc{Status: status})
+	return data, nil, err
+}
+
+// renderSummary renders the summary: the status alone for a view that is
+// not ready, else with the measurements (room dimensions emptied when the
+// view hides them).
+func renderSummary(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	if status != site.StatusReady {
+		return renderStatus(r, v, status)
+	}
+	sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
+	data, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
+	return data, nil, err
+}
+
+// renderAutofill renders the autofill document of a ready view, with the
+// JPEG floor pages it links to; a view that is not ready has none.
+func renderAutofill(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	if status != site.StatusReady {
+		return nil, nil, nil
+	}
+	af, floorPages := r.autofill(v)
+	data, err := marshalJSON(af)
+	return data, floorPages, err
 }
 
 // publicMedia lists the public media files view v may show: per language
