@@ -43,7 +43,7 @@ type Config struct {
 	Private    afero.Fs
 	PrivateDir string
 
-	// URL settings (SPEC.md "Base addresses"); defaults DefaultViewURL,
+	// URL settings (see docs/documents.md#base-addresses); defaults DefaultViewURL,
 	// DefaultUnbrandedURL, DefaultEmbedURL and DefaultBaseURL.
 	ViewURL, UnbrandedURL, EmbedURL, BaseURL string
 	// SourceName is the autofill ...Source value; default DefaultSourceName.

@@ -15,7 +15,7 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// urls are the public hosts documents link to (SPEC.md "Base addresses").
+// urls are the public hosts documents link to (see docs/documents.md#base-addresses).
 type urls struct {
 	View, Unbranded, Embed, Base string
 }
@@ -23,7 +23,7 @@ type urls struct {
 // joinURL appends the slash-separated path p to base.
 func joinURL(base, p string) string { return strings.TrimRight(base, "/") + "/" + p }
 
-// ViewStatus returns the status of view v of g at now (PRODUCT.md rule 1):
+// ViewStatus returns the status of view v of g at now (see docs/documents.md#statuses):
 // locked when the view is locked or its expiry has passed, not-ready while
 // the guide has no summary, ready otherwise.
 func ViewStatus(g *bundle.Guide, v *bundle.View, now time.Time) string {
@@ -279,7 +279,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // publicSummary returns a copy of s for a view: arrays are never null, and
-// with hideDims every room's dims is empty (PRODUCT.md rule 3).
+// with hideDims every room's dims is empty (see docs/documents.md#hidden-features).
 func publicSummary(s *site.Summary, hideDims bool) *site.Summary {
 	out := &site.Summary{MeasurementStandard: s.MeasurementStandard, Buildings: make([]site.Building, len(s.Buildings))}
 	for i, b := range s.Buildings {
@@ -354,8 +354,8 @@ func minus(total, above *float64) *float64 {
 	return &d
 }
 
-// structure returns the structure-level measures of building b (PRODUCT.md
-// rule 5): above grade straight across; below grade is total minus above
+// structure returns the structure-level measures of building b (see
+// docs/documents.md#autofill): above grade straight across; below grade is total minus above
 // grade for rms and the BelowGrade fields for ansi.
 func (m measurer) structure(standard string, b *site.Building) site.StructureMeasures {
 	var s site.StructureMeasures
@@ -378,7 +378,7 @@ func (m measurer) structure(standard string, b *site.Building) site.StructureMea
 }
 
 // roomLevels are the RoomLevel values of above-grade floors in bundle
-// order (PRODUCT.md rule 7); later floors are "Upper".
+// order (see docs/documents.md#room-levels); later floors are "Upper".
 var roomLevels = []string{"Main", "Second", "Third"}
 
 // autofill returns the autofill document of view v and the JPEG floor
@@ -450,8 +450,8 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 	return site.AutofillDoc{Context: site.ResoContext, Value: []site.Autofill{a}}, pages
 }
 
-// mediaRecords returns the autofill media records of view v in PRODUCT.md
-// rule 8's order, and the JPEG floor pages they link to (which the view's
+// mediaRecords returns the autofill media records of view v in the order
+// of docs/documents.md#media-records, and the JPEG floor pages they link to (which the view's
 // doc folder must then hold).
 func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	g := r.g
@@ -523,7 +523,7 @@ func floorPlanKinds() []site.DocumentKind {
 // site.PrivateDocPath(guideID, Dst).
 type privateFile = mediaCopy
 
-// event returns the ready event of the guide (PRODUCT.md rule 10) and the
+// event returns the ready event of the guide (see docs/documents.md#ready-event) and the
 // private documents it links to. def is the default view, whose public doc
 // folder holds the public documents; a public document the default view
 // hides is published privately instead, so the event stays complete while

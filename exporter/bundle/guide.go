@@ -9,7 +9,7 @@ import (
 // FileName is the name of a bundle's description file inside its folder.
 const FileName = "guide.json"
 
-// Guide is the content of a bundle's guide.json (PRODUCT.md "The bundle").
+// Guide is the content of a bundle's guide.json (see docs/documents.md#the-bundle).
 // Lengths are in mm and areas in mm2, as in the View API.
 type Guide struct {
 	// Schema names the JSON Schema the file follows, for editors; guidepub

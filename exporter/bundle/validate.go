@@ -15,7 +15,7 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// Addons lists the valid values of Guide.Addons (SPEC.md BillingInfo).
+// Addons lists the valid values of Guide.Addons (see docs/documents.md#the-bundle).
 var Addons = []string{"vr", "streetview", "advmeas", "floorplanner"}
 
 // Secret length bounds of a webhook secret, in decoded bytes (Standard
