@@ -52,93 +52,120 @@ func (e *Exporter) Folders() ([]string, error) {
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{}
-	// A killed export leaves temporary files: see docs/robustness.md.
+	e.removeStaleTempsLogged()
+	folders, err := e.Folders()
+	if err != nil {
+		return rep, err
+	}
+	defer e.folders.lockAll(folders)()
+	s := e.scan(folders)
+	// Guides whose folder vanished, or now holds another guide, go before
+	// new claims are checked.
+	ioErrs := e.unpublishGone(s, rep)
+	results := e.claimAll(s)
+	e.publishAll(ctx, s, results)
+	for _, r := range results {
+		e.logResult(r)
+		var be *bundle.Error
+		if r.Err != nil && !errors.As(r.Err, &be) {
+			ioErrs = append(ioErrs, r.Err)
+		}
+		rep.add(r)
+	}
+	if err := e.saveManifest(); err != nil {
+		ioErrs = append(ioErrs, err)
+	}
+	if len(ioErrs) == 0 {
+		e.verified()
+	}
+	rep.Duration = time.Since(start)
+	return rep, errors.Join(ioErrs...)
+}
+
+// removeStaleTempsLogged removes the temporary files a killed export left
+// (see docs/robustness.md) and logs what it did.
+func (e *Exporter) removeStaleTempsLogged() {
 	if n, err := e.removeStaleTemps(e.verifying()); err != nil {
 		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
 	} else if n > 0 {
 		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)
 	}
-	folders, err := e.Folders()
-	if err != nil {
-		return rep, err
-	}
-	for _, f := range folders {
-		e.folderLock(f).Lock()
-	}
-	upToDateID := map[string]string{} // folder -> guide id it published
-	defer func() {
-		for _, f := range folders {
-			e.folderLock(f).Unlock()
-		}
-	}()
+}
 
-	var bar *progressbar.ProgressBar
-	if e.cfg.Progress != nil {
-		bar = progressbar.NewOptions(len(folders), progressbar.OptionSetWriter(e.cfg.Progress),
-			progressbar.OptionSetDescription("exporting"), progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-	}
+// scanned is what ExportAll knows of each bundle folder before it claims
+// ids: whether its published guide is up to date, else the ids of the
+// bundle it holds now or why that does not load. Only the ids of loaded
+// bundles are kept until they are published (and loaded again), so memory
+// does not grow with the number of bundles.
+type scanned struct {
+	folders   []string
+	index     map[string]int                // folder -> index in folders
+	published map[string]site.ManifestGuide // by guide id, as the run started
+	current   []string                      // guide id of an up-to-date folder, else ""
+	heads     []*bundle.Guide               // ids of the bundle loaded, or nil
+	loadErr   []error                       // why the bundle did not load
+	claimed   []bool                        // ids claimed: to publish
+}
 
-	// Load every bundle (parsing and file checks), Jobs at a time, except
-	// those whose published guide is up to date: unchanged guide.json and
-	// files, no expiry since, every published file still there.
-	e.mu.Lock()
-	published := map[string]site.ManifestGuide{} // by folder
-	for id, mg := range e.manifest.Guides {
-		published[mg.Folder] = mg
-		upToDateID[mg.Folder] = id
+// scan loads every bundle in folders (parsing and file checks), Jobs at a
+// time, except those whose published guide is up to date: unchanged
+// guide.json and files, no expiry since, every published file still there.
+func (e *Exporter) scan(folders []string) *scanned {
+	s := &scanned{folders: folders, index: map[string]int{}, published: e.Manifest().Guides,
+		current: make([]string, len(folders)), heads: make([]*bundle.Guide, len(folders)), loadErr: make([]error, len(folders)),
+		claimed: make([]bool, len(folders))}
+	for i, f := range folders {
+		s.index[f] = i
 	}
-	e.mu.Unlock()
+	byFolder := map[string]string{} // folder -> guide id it published
+	for id, mg := range s.published {
+		byFolder[mg.Folder] = id
+	}
 	now := e.cfg.Now()
-	// Only the ids of loaded bundles are kept until they are published
-	// (and loaded again), so memory does not grow with the number of
-	// bundles.
-	heads := make([]*bundle.Guide, len(folders))
-	loadErr := make([]error, len(folders))
-	current := make([]string, len(folders)) // guide id of an up-to-date folder
 	e.parallel(len(folders), func(i int) {
 		f := folders[i]
-		if mg, ok := published[f]; ok {
+		if id, ok := byFolder[f]; ok {
+			mg := s.published[id]
 			dir := filepath.Join(e.cfg.SrcDir, f)
 			raw, err := afero.ReadFile(e.cfg.Src, filepath.Join(dir, bundle.FileName))
 			if err == nil && e.upToDate(&mg, dir, raw, now) {
-				current[i] = upToDateID[f]
+				s.current[i] = id
 				return
 			}
 		}
 		b, err := e.load(f)
-		loadErr[i] = err
+		s.loadErr[i] = err
 		if b != nil {
-			heads[i] = idsOnly(&b.Guide)
+			s.heads[i] = idsOnly(&b.Guide)
 		}
 	})
+	return s
+}
 
-	// Unpublish guides whose folder vanished, or whose folder now holds
-	// another guide, before new claims are checked.
-	byFolder := map[string]int{}
-	for i, f := range folders {
-		byFolder[f] = i
+// alive reports whether folder, as scanned, still holds guide guideID, or
+// a bundle that does not load (whose earlier publication stays).
+func (s *scanned) alive(folder, guideID string) bool {
+	i, ok := s.index[folder]
+	switch {
+	case !ok:
+		return false
+	case s.current[i] != "":
+		return s.current[i] == guideID
 	}
-	alive := func(folder, guideID string) bool {
-		i, ok := byFolder[folder]
-		switch {
-		case !ok:
-			return false
-		case current[i] != "":
-			return current[i] == guideID
-		}
-		return heads[i] == nil || heads[i].GuideID == guideID
-	}
-	var ioErrs []error
-	e.mu.Lock()
+	return s.heads[i] == nil || s.heads[i].GuideID == guideID
+}
+
+// unpublishGone unpublishes the guides whose folder no longer holds them,
+// adds them to rep and returns the I/O errors.
+func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 	var gone []string
-	for id, mg := range e.manifest.Guides {
-		if !alive(mg.Folder, id) {
+	for id, mg := range s.published {
+		if !s.alive(mg.Folder, id) {
 			gone = append(gone, id)
 		}
 	}
-	e.mu.Unlock()
 	slices.Sort(gone)
+	var ioErrs []error
 	for _, id := range gone {
 		r, err := e.unpublish(id)
 		if err != nil {
@@ -148,34 +175,46 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		e.logResult(r)
 		rep.add(r)
 	}
+	return ioErrs
+}
 
-	// Claim ids in folder name order.
-	results := make([]GuideResult, len(folders))
-	claimed := make([]bool, len(folders))
-	e.mu.Lock()
-	for i, g := range heads {
-		results[i] = GuideResult{Folder: folders[i], Err: loadErr[i]}
-		if id := current[i]; id != "" {
-			mg := published[folders[i]]
-			results[i] = unchangedResult(folders[i], id, &mg)
+// claimAll claims the ids of every loaded bundle in folder name order and
+// returns one result per folder: final for up-to-date, unloadable and
+// rejected bundles, with a GuideID and no error for those to publish.
+func (e *Exporter) claimAll(s *scanned) []GuideResult {
+	results := make([]GuideResult, len(s.folders))
+	for i, f := range s.folders {
+		results[i] = GuideResult{Folder: f, Err: s.loadErr[i]}
+		if id := s.current[i]; id != "" {
+			mg := s.published[id]
+			results[i] = unchangedResult(f, id, &mg)
 			continue
 		}
+		g := s.heads[i]
 		if g == nil {
 			continue
 		}
 		results[i].GuideID = g.GuideID
-		if problems := e.claim(folders[i], g, alive); len(problems) > 0 {
-			results[i].Err = &bundle.Error{Folder: folders[i], Problems: problems}
+		if err := e.claim(f, g, s.alive); err != nil {
+			results[i].Err = err
 			continue
 		}
-		claimed[i] = true
+		s.claimed[i] = true
 	}
-	e.mu.Unlock()
+	return results
+}
 
-	// Publish, Jobs at a time.
-	e.parallel(len(folders), func(i int) {
-		if claimed[i] {
-			results[i] = e.publishLoaded(ctx, folders[i], heads[i])
+// publishAll publishes the claimed bundles, Jobs at a time, into results.
+func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideResult) {
+	var bar *progressbar.ProgressBar
+	if e.cfg.Progress != nil {
+		bar = progressbar.NewOptions(len(s.folders), progressbar.OptionSetWriter(e.cfg.Progress),
+			progressbar.OptionSetDescription("exporting"), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	}
+	e.parallel(len(s.folders), func(i int) {
+		if s.claimed[i] {
+			results[i] = e.publishLoaded(ctx, s.folders[i], s.heads[i])
 		}
 		if bar != nil {
 			_ = bar.Add(1)
@@ -184,24 +223,6 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	for _, r := range results {
-		e.logResult(r)
-		var be *bundle.Error
-		if r.Err != nil && !errors.As(r.Err, &be) {
-			ioErrs = append(ioErrs, r.Err)
-		}
-		rep.add(r)
-	}
-	e.mu.Lock()
-	if err := e.saveManifest(); err != nil {
-		ioErrs = append(ioErrs, err)
-	}
-	e.mu.Unlock()
-	if len(ioErrs) == 0 {
-		e.verified()
-	}
-	rep.Duration = time.Since(start)
-	return rep, errors.Join(ioErrs...)
 }
 
 // publishLoaded loads the bundle in folder again and publishes it; head
@@ -209,9 +230,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 // since (an upload in between), they are claimed again first.
 func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundle.Guide) GuideResult {
 	fail := func(err error) GuideResult {
-		e.mu.Lock()
 		e.release(head)
-		e.mu.Unlock()
 		return GuideResult{Folder: folder, GuideID: head.GuideID, Err: err}
 	}
 	if err := ctx.Err(); err != nil {
@@ -222,12 +241,9 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundl
 		return fail(err)
 	}
 	if !sameIDs(&b.Guide, head) {
-		e.mu.Lock()
 		e.release(head)
-		problems := e.claim(folder, &b.Guide, e.aliveOnDisk)
-		e.mu.Unlock()
-		if len(problems) > 0 {
-			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: &bundle.Error{Folder: folder, Problems: problems}}
+		if err := e.claim(folder, &b.Guide, e.aliveOnDisk); err != nil {
+			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: err}
 		}
 	}
 	return e.publishClaimed(ctx, b)

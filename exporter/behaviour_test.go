@@ -438,7 +438,7 @@ func viewFiles(pub map[string][]byte, view string) map[string][]byte {
 	return out
 }
 
-// TestHiddenUnreachable checks PRODUCT.md rule 3 on every view of the
+// TestHiddenUnreachable checks the hidden features rule (docs/documents.md#hidden-features) on every view of the
 // fixtures: nothing a view hides is in its documents or its media folder,
 // and every media URL it shows resolves.
 func TestHiddenUnreachable(t *testing.T) {

@@ -33,7 +33,8 @@ var testURLs = struct{ view, unbranded, embed, base string }{
 	"https://view.example.test", "https://unbranded.example.test", "https://view.example.test/embed", "https://portal.example.test",
 }
 
-// fsKind is one file system the tests run on (STYLE.md practice 10).
+// fsKind is one file system the tests run on: a memory one and a real
+// folder, so that both kinds of file system are covered.
 type fsKind struct {
 	name string
 	make func(t *testing.T) (afero.Fs, string) // file system and a fresh folder in it

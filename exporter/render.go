@@ -15,7 +15,7 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// urls are the public hosts documents link to (SPEC.md "Base addresses").
+// urls are the public hosts documents link to (see docs/documents.md#base-addresses).
 type urls struct {
 	View, Unbranded, Embed, Base string
 }
@@ -23,7 +23,7 @@ type urls struct {
 // joinURL appends the slash-separated path p to base.
 func joinURL(base, p string) string { return strings.TrimRight(base, "/") + "/" + p }
 
-// ViewStatus returns the status of view v of g at now (PRODUCT.md rule 1):
+// ViewStatus returns the status of view v of g at now (see docs/documents.md#statuses):
 // locked when the view is locked or its expiry has passed, not-ready while
 // the guide has no summary, ready otherwise.
 func ViewStatus(g *bundle.Guide, v *bundle.View, now time.Time) string {
@@ -157,47 +157,82 @@ type renderer struct {
 
 // renderView returns the documents and media of view v, published under
 // the folder id (v.ViewID, or the guide's alias for the default view).
-// Documents always link to v.ViewID, so the alias copies are identical.
+// Documents always link to v.ViewID, so the alias copies are identical. A
+// view that is not ready publishes its status and summary, both
+// {"status": X}, and no other document or media (see
+// docs/documents.md#statuses).
 func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 	status := ViewStatus(r.g, v, r.now)
 	out := viewDocs{Docs: map[string][]byte{}}
-	st, err := marshalJSON(site.StatusDoc{Status: status})
-	if err != nil {
-		return out, err
+	ready := status == site.StatusReady
+	for _, d := range site.ViewDocuments {
+		if ready && v.Hides(d.HiddenBy) {
+			continue
+		}
+		render, ok := viewRenderers[d.File]
+		if !ok {
+			return out, fmt.Errorf("no renderer for view document %s", d.File)
+		}
+		data, media, err := render(r, v, status)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", d.File, err)
+		}
+		if data != nil {
+			out.Docs[d.File] = data
+			out.Media = append(out.Media, media...)
+		}
 	}
-	out.Docs[site.StatusFile] = st
-	if status != site.StatusReady {
-		// PRODUCT.md rule 2: status and summary are {"status": X}, no
-		// autofill, no media.
-		out.Docs[site.SummaryFile] = st
+	if !ready {
 		return out, nil
-	}
-	if !v.Hides(bundle.HideMeasurements) {
-		sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
-		b, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
-		if err != nil {
-			return out, fmt.Errorf("summary: %w", err)
-		}
-		out.Docs[site.SummaryFile] = b
-	}
-	af, floorPages := r.autofill(v)
-	if !v.Hides(bundle.HideAutofill) {
-		b, err := marshalJSON(af)
-		if err != nil {
-			return out, fmt.Errorf("autofill: %w", err)
-		}
-		out.Docs[site.AutofillFile] = b
-		out.Media = append(out.Media, floorPages...)
 	}
 	out.Media = append(out.Media, r.publicMedia(v)...)
 	out.Media = sortCopies(out.Media)
 	return out, nil
 }
 
+// viewRenderer renders one view document of view v, whose status is
+// status, and lists the media files it links to; nil data leaves the
+// document out.
+type viewRenderer func(r *renderer, v *bundle.View, status string) (data []byte, media []mediaCopy, err error)
+
+// viewRenderers renders each of site.ViewDocuments, by file.
+var viewRenderers = map[string]viewRenderer{
+	site.StatusFile:   renderStatus,
+	site.SummaryFile:  renderSummary,
+	site.AutofillFile: renderAutofill,
+}
+
+func renderStatus(_ *renderer, _ *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	data, err := marshalJSON(site.StatusDoc{Status: status})
+	return data, nil, err
+}
+
+// renderSummary renders the summary: the status alone for a view that is
+// not ready, else with the measurements (room dimensions emptied when the
+// view hides them).
+func renderSummary(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	if status != site.StatusReady {
+		return renderStatus(r, v, status)
+	}
+	sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
+	data, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
+	return data, nil, err
+}
+
+// renderAutofill renders the autofill document of a ready view, with the
+// JPEG floor pages it links to; a view that is not ready has none.
+func renderAutofill(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
+	if status != site.StatusReady {
+		return nil, nil, nil
+	}
+	af, floorPages := r.autofill(v)
+	data, err := marshalJSON(af)
+	return data, floorPages, err
+}
+
 // publicMedia lists the public media files view v may show: per language
-// the gallery front image (unless photos are hidden), the PDF floor plans
-// (unless floor plans are hidden) and the embed image; every photo and its
-// small rendition (unless photos are hidden).
+// the public document kinds it does not hide; every photo and its small
+// rendition (unless photos are hidden).
 func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	var out []mediaCopy
 	add := func(dst, src string) {
@@ -208,14 +243,11 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	docs := r.g.Media.Documents
 	for _, lang := range languages(docs) {
 		d := docs[lang]
-		if !v.Hides(bundle.HidePhotos) {
-			add(langDocName(lang, "galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage)
+		for _, k := range site.DocumentKinds {
+			if k.Public && !k.FloorPages && !v.Hides(k.HiddenBy) {
+				add(langDocName(lang, k.Key, d.File(k.Key)), d.File(k.Key))
+			}
 		}
-		if !v.Hides(bundle.HideFloorPlans) {
-			add(langDocName(lang, "pdfMetric", d.PDFMetric), d.PDFMetric)
-			add(langDocName(lang, "pdfImperial", d.PDFImperial), d.PDFImperial)
-		}
-		add(langDocName(lang, "embedImage", d.EmbedImage), d.EmbedImage)
 	}
 	if !v.Hides(bundle.HidePhotos) {
 		for _, p := range r.g.Media.Photos {
@@ -247,7 +279,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // publicSummary returns a copy of s for a view: arrays are never null, and
-// with hideDims every room's dims is empty (PRODUCT.md rule 3).
+// with hideDims every room's dims is empty (see docs/documents.md#hidden-features).
 func publicSummary(s *site.Summary, hideDims bool) *site.Summary {
 	out := &site.Summary{MeasurementStandard: s.MeasurementStandard, Buildings: make([]site.Building, len(s.Buildings))}
 	for i, b := range s.Buildings {
@@ -322,8 +354,8 @@ func minus(total, above *float64) *float64 {
 	return &d
 }
 
-// structure returns the structure-level measures of building b (PRODUCT.md
-// rule 5): above grade straight across; below grade is total minus above
+// structure returns the structure-level measures of building b (see
+// docs/documents.md#autofill): above grade straight across; below grade is total minus above
 // grade for rms and the BelowGrade fields for ansi.
 func (m measurer) structure(standard string, b *site.Building) site.StructureMeasures {
 	var s site.StructureMeasures
@@ -346,7 +378,7 @@ func (m measurer) structure(standard string, b *site.Building) site.StructureMea
 }
 
 // roomLevels are the RoomLevel values of above-grade floors in bundle
-// order (PRODUCT.md rule 7); later floors are "Upper".
+// order (see docs/documents.md#room-levels); later floors are "Upper".
 var roomLevels = []string{"Main", "Second", "Third"}
 
 // autofill returns the autofill document of view v and the JPEG floor
@@ -422,8 +454,8 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 	return site.AutofillDoc{Context: site.ResoContext, Value: []site.Autofill{a}}, pages
 }
 
-// mediaRecords returns the autofill media records of view v in PRODUCT.md
-// rule 8's order, and the JPEG floor pages they link to (which the view's
+// mediaRecords returns the autofill media records of view v in the order
+// of docs/documents.md#media-records, and the JPEG floor pages they link to (which the view's
 // doc folder must then hold).
 func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	g := r.g
@@ -436,30 +468,24 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: joinURL(r.urls.Unbranded, v.ViewID), MediaHTML: iframe},
 	)
 	lang := autofillLanguage(g.Media.Documents)
-	if d, ok := g.Media.Documents[lang]; ok && !v.Hides(bundle.HideFloorPlans) {
-		for _, pdf := range []struct{ key, src, desc string }{
-			{"pdfImperial", d.PDFImperial, "imperial"},
-			{"pdfMetric", d.PDFMetric, "metric"},
-		} {
-			if pdf.src == "" {
+	if d, ok := g.Media.Documents[lang]; ok {
+		for _, k := range floorPlanKinds() {
+			if v.Hides(k.HiddenBy) {
 				continue
 			}
-			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
-				MediaURL: docURL(langDocName(lang, pdf.key, pdf.src)), ShortDescription: pdf.desc})
-		}
-		for _, set := range []struct {
-			key, desc string
-			floors    []bundle.FloorImage
-		}{
-			{"jpgImperial", "imperial floor page", d.JPGImperial},
-			{"jpgMetric", "metric floor page", d.JPGMetric},
-		} {
-			for _, f := range set.floors {
-				name := floorPageName(lang, set.key, f)
+			if !k.FloorPages {
+				if src := d.File(k.Key); src != "" {
+					media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
+						MediaURL: docURL(langDocName(lang, k.Key, src)), ShortDescription: k.Units})
+				}
+				continue
+			}
+			for _, f := range d.FloorImages(k.Key) {
+				name := floorPageName(lang, k.Key, f)
 				pages = append(pages, mediaCopy{Dst: name, Src: f.File})
 				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: mediaType(f.File),
-					MediaURL: docURL(name), ShortDescription: set.desc, ImageWidth: f.Width, ImageHeight: f.Height,
-					MediaObjectID: set.key + "-" + strconv.Itoa(f.ID)})
+					MediaURL: docURL(name), ShortDescription: k.Units + " floor page", ImageWidth: f.Width, ImageHeight: f.Height,
+					MediaObjectID: k.Key + "-" + strconv.Itoa(f.ID)})
 			}
 		}
 	}
@@ -480,11 +506,28 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	return media, pages
 }
 
+// floorPlanKinds returns the document kinds autofill lists as floor plan
+// media records, in the order it lists them: single files (the PDFs)
+// before floor pages, imperial before metric within each.
+func floorPlanKinds() []site.DocumentKind {
+	var out []site.DocumentKind
+	for _, pages := range []bool{false, true} {
+		for _, units := range []string{site.UnitsImperial, site.UnitsMetric} {
+			for _, k := range site.DocumentKinds {
+				if k.FloorPages == pages && k.Units == units {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // privateFile is a media file of the private tree: a bundle file copied to
 // site.PrivateDocPath(guideID, Dst).
 type privateFile = mediaCopy
 
-// event returns the ready event of the guide (PRODUCT.md rule 10) and the
+// event returns the ready event of the guide (see docs/documents.md#ready-event) and the
 // private documents it links to. def is the default view, whose public doc
 // folder holds the public documents; a public document the default view
 // hides is published privately instead, so the event stays complete while
@@ -520,21 +563,18 @@ func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 	for _, lang := range languages(g.Media.Documents) {
 		d := g.Media.Documents[lang]
 		name := func(key, src string) string { return langDocName(lang, key, src) }
-		mediaURLs[lang] = site.MediaURLs{
-			GalleryFrontImage: pub(bundle.HidePhotos, name("galleryFrontImage", d.GalleryFrontImage), d.GalleryFrontImage),
-			PDFMetric:         pub(bundle.HideFloorPlans, name("pdfMetric", d.PDFMetric), d.PDFMetric),
-			PDFImperial:       pub(bundle.HideFloorPlans, name("pdfImperial", d.PDFImperial), d.PDFImperial),
-			EmbedImage:        pub("", name("embedImage", d.EmbedImage), d.EmbedImage),
-			GalleryZip:        private(name("galleryZip", d.GalleryZip), d.GalleryZip),
-			GalleryLowResZip:  private(name("galleryLowResZip", d.GalleryLowResZip), d.GalleryLowResZip),
-			SphereZip:         private(name("sphereZip", d.SphereZip), d.SphereZip),
-			OfflineZip:        private(name("offlineZip", d.OfflineZip), d.OfflineZip),
-			SVGZip:            private(name("svgZip", d.SVGZip), d.SVGZip),
-			DXFZip:            private(name("dxfZip", d.DXFZip), d.DXFZip),
-			TagImagesZip:      private(name("tagImagesZip", d.TagImagesZip), d.TagImagesZip),
-			JPGMetric:         floors(lang, "jpgMetric", d.JPGMetric),
-			JPGImperial:       floors(lang, "jpgImperial", d.JPGImperial),
+		var urls site.MediaURLs
+		for _, k := range site.DocumentKinds {
+			switch {
+			case k.FloorPages:
+				urls.SetFloors(k.Key, floors(lang, k.Key, d.FloorImages(k.Key)))
+			case k.Public:
+				urls.SetURL(k.Key, pub(k.HiddenBy, name(k.Key, d.File(k.Key)), d.File(k.Key)))
+			default:
+				urls.SetURL(k.Key, private(name(k.Key, d.File(k.Key)), d.File(k.Key)))
+			}
 		}
+		mediaURLs[lang] = urls
 	}
 	guideType := g.Package
 	if guideType == "" {

@@ -39,7 +39,7 @@ var resoLocalFields = map[string][]string{
 }
 
 // resoOpenLookups are lookups whose values may be local: the source
-// constant (AreaSource), city names, and the service's room types (SPEC.md:
+// constant (AreaSource), city names, and the service's room types (see docs/documents.md#autofill:
 // Garage, Storage, Stairs... are not in the dictionary's RoomType).
 var resoOpenLookups = []string{"AreaSource", "City", "RoomType"}
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Conversion factors from the View API's units (PRODUCT.md rule 4).
+// Conversion factors from the View API's units (see docs/documents.md#units).
 const (
 	mm2PerSqFoot  = 92903.04
 	mm2PerSqMeter = 1e6

@@ -28,16 +28,14 @@ func Validate(fsys afero.Fs, dir string) ([]GuideResult, error) {
 		loaded[i], err = e.load(folders[i])
 		results[i] = GuideResult{Folder: folders[i], Err: err}
 	})
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for i, b := range loaded {
 		if b == nil {
 			continue
 		}
 		results[i].GuideID = b.Guide.GuideID
 		results[i].Views = len(b.Guide.Views)
-		if problems := e.claim(b.Folder, &b.Guide, func(string, string) bool { return true }); len(problems) > 0 {
-			results[i].Err = &bundle.Error{Folder: b.Folder, Problems: problems}
+		if err := e.claim(b.Folder, &b.Guide, func(string, string) bool { return true }); err != nil {
+			results[i].Err = err
 		}
 	}
 	return results, nil

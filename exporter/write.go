@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,9 +121,7 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 
 // upToDate reports whether the published guide mg needs no export at now:
 // its inputs are as they were (same fingerprint), no view expired since,
-// every file it published still exists, and, after an interrupted
-// export, each document's compressed siblings decode to it (see
-// repair.go). raw is the guide.json now in
+// and every file it published still exists. raw is the guide.json now in
 // the bundle folder dir.
 func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
 	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
@@ -153,14 +152,7 @@ func namedFiles(g *bundle.Guide) []string {
 	}
 	for _, lang := range sortedKeys(g.Media.Documents) {
 		d := g.Media.Documents[lang]
-		out = append(out, d.GalleryFrontImage, d.PDFMetric, d.PDFImperial, d.EmbedImage, d.GalleryZip, d.GalleryLowResZip,
-			d.SphereZip, d.OfflineZip, d.SVGZip, d.DXFZip, d.TagImagesZip)
-		for _, f := range d.JPGMetric {
-			out = append(out, f.File)
-		}
-		for _, f := range d.JPGImperial {
-			out = append(out, f.File)
-		}
+		out = append(out, d.Files()...)
 	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.Sort(out)
@@ -226,66 +218,93 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	finished := false
 	defer func() { e.endWrite(finished) }()
 	w := &guideWriter{e: e, res: &res}
-	docs := w.prepareDocs(p.files)
-	var public, private []string
-	type sum struct {
-		path string
-		hash [sha256.Size]byte
+	if err := w.putAll(ctx, b, p.files); err != nil {
+		return res, site.ManifestGuide{}, err
 	}
-	var sums []sum
-	for i, f := range p.files {
+	res.Revision = w.revision()
+	if err := w.putRecord(g, p.ready); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	slices.Sort(w.public)
+	slices.Sort(w.private)
+	if err := w.deleteStale(old); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	res.Changed = res.Written > 0 || res.Deleted > 0
+	finished = true
+	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
+		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
+	if !res.NextChange.IsZero() {
+		next := res.NextChange
+		entry.NextChange = &next
+	}
+	return res, entry, nil
+}
+
+// pathSum is a published path with the hash of its content.
+type pathSum struct {
+	path string
+	hash [sha256.Size]byte
+}
+
+// putAll publishes files, which b's bundle files are copied from, and
+// records the paths they occupy and the hashes of their contents.
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outFile) error {
+	docs := w.prepareDocs(files)
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return res, site.ManifestGuide{}, err
+			return err
 		}
-		data := f.data
-		t, prefix := e.pub, "public/"
+		t, prefix := w.e.pub, "public/"
 		if f.private {
-			t, prefix = e.priv, "private/"
+			t, prefix = w.e.priv, "private/"
 		}
 		var (
 			h       [sha256.Size]byte
 			written []string
+			err     error
 		)
-		if data == nil {
+		if f.data == nil {
 			// Media are streamed: see media.go.
 			h, err = w.putMedia(t, b, f)
 			written = []string{f.path}
 		} else {
-			h = sha256.Sum256(data)
-			written, err = w.put(t, f, data, docs[i])
+			h = sha256.Sum256(f.data)
+			written, err = w.put(t, f, f.data, docs[i])
 		}
 		if err != nil {
-			return res, site.ManifestGuide{}, err
+			return err
 		}
-		sums = append(sums, sum{prefix + f.path, h})
+		w.sums = append(w.sums, pathSum{prefix + f.path, h})
 		if f.private {
-			private = append(private, written...)
+			w.private = append(w.private, written...)
 		} else {
-			public = append(public, written...)
+			w.public = append(w.public, written...)
 		}
 	}
-	// Revision: every published path with the hash of its content
-	// (compressed siblings are functions of the document and the
-	// encodings, which are part of the paths).
-	slices.SortFunc(sums, func(a, b sum) int {
-		switch {
-		case a.path < b.path:
-			return -1
-		case a.path > b.path:
-			return 1
-		}
-		return 0
-	})
+	return nil
+}
+
+// revision returns the guide's revision: a hash of every published path
+// with the hash of its content (compressed siblings are functions of the
+// document and the encodings, which are part of the paths).
+func (w *guideWriter) revision() string {
+	slices.SortFunc(w.sums, func(a, b pathSum) int { return strings.Compare(a.path, b.path) })
 	rh := sha256.New()
-	for _, s := range sums {
+	for _, s := range w.sums {
 		rh.Write([]byte(s.path))
 		rh.Write([]byte{0})
 		rh.Write(s.hash[:])
 	}
-	for _, enc := range e.cfg.Encodings {
+	for _, enc := range w.e.cfg.Encodings {
 		rh.Write([]byte(enc.Ext))
 	}
-	res.Revision = hex.EncodeToString(rh.Sum(nil))
+	return hex.EncodeToString(rh.Sum(nil))
+}
+
+// putRecord publishes the private site.GuideRecord of g, with the
+// revision already in the result.
+func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
 	webhooks := g.Webhooks
 	if webhooks == nil {
 		webhooks = []site.Webhook{}
@@ -295,52 +314,52 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		viewIDs[i] = v.ViewID
 	}
 	rec := site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
-		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: res.Revision, Ready: p.ready, Webhooks: webhooks}
-	recData, err := marshalJSON(rec)
+		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: w.res.Revision, Ready: ready, Webhooks: webhooks}
+	data, err := marshalJSON(rec)
 	if err != nil {
-		return res, site.ManifestGuide{}, err
+		return err
 	}
-	recFile := outFile{private: true, path: site.RecordPath(g.GuideID), data: recData}
-	written, err := w.put(e.priv, recFile, recData, docWrite{})
+	f := outFile{private: true, path: site.RecordPath(g.GuideID), data: data}
+	written, err := w.put(w.e.priv, f, data, docWrite{})
 	if err != nil {
-		return res, site.ManifestGuide{}, err
+		return err
 	}
-	private = append(private, written...)
-	slices.Sort(public)
-	slices.Sort(private)
-	if old != nil {
-		for _, f := range old.Files {
-			if _, found := slices.BinarySearch(public, f); !found {
-				if err := e.pub.remove(f, nil); err != nil {
-					return res, site.ManifestGuide{}, err
-				}
-				res.Deleted++
-			}
-		}
-		for _, f := range old.Private {
-			if _, found := slices.BinarySearch(private, f); !found {
-				if err := e.priv.remove(f, privateKeep); err != nil {
-					return res, site.ManifestGuide{}, err
-				}
-				res.Deleted++
-			}
-		}
-	}
-	res.Changed = res.Written > 0 || res.Deleted > 0
-	finished = true
-	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: public, Private: private,
-		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
-	if !res.NextChange.IsZero() {
-		next := res.NextChange
-		entry.NextChange = &next
-	}
-	return res, entry, nil
+	w.private = append(w.private, written...)
+	return nil
 }
 
-// guideWriter writes the files of one guide.
+// deleteStale deletes the files old published that are no longer among
+// the (sorted) paths written.
+func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
+	if old == nil {
+		return nil
+	}
+	for _, set := range []struct {
+		t    tree
+		old  []string
+		now  []string
+		keep map[string]bool
+	}{{w.e.pub, old.Files, w.public, nil}, {w.e.priv, old.Private, w.private, privateKeep}} {
+		for _, f := range set.old {
+			if _, found := slices.BinarySearch(set.now, f); found {
+				continue
+			}
+			if err := set.t.remove(f, set.keep); err != nil {
+				return err
+			}
+			w.res.Deleted++
+		}
+	}
+	return nil
+}
+
+// guideWriter writes the files of one guide and keeps what it wrote.
 type guideWriter struct {
-	e   *Exporter
-	res *GuideResult
+	e       *Exporter
+	res     *GuideResult
+	public  []string  // public paths occupied
+	private []string  // private paths occupied
+	sums    []pathSum // content hash of each file (not its siblings)
 }
 
 // docWrite is what put writes of one document: its compressed siblings

@@ -5,7 +5,7 @@ package site
 const ResoContext = "urn:reso:metadata:1.7:resource:property"
 
 // Unit values of the autofill ...Units fields (RESO lookups AreaUnits and
-// LinearUnits, display form as SPEC.md uses them).
+// LinearUnits, display form; see docs/documents.md#units).
 const (
 	SquareFeet   = "Square Feet"
 	SquareMeters = "Square Meters"
@@ -20,7 +20,7 @@ type AutofillDoc struct {
 	Value   []Autofill `json:"value"`
 }
 
-// Autofill is SPEC.md's Autofill Object. Values are already converted to the
+// Autofill is the Property object of an autofill document (see docs/documents.md#autofill). Values are already converted to the
 // view's units and rounded to 2 decimals; every present measure carries its
 // Units and Source fields.
 type Autofill struct {
@@ -75,7 +75,7 @@ type StructureMeasures struct {
 	PerimeterWallThicknessSource   string   `json:"PerimeterWallThicknessSource,omitempty"`
 }
 
-// Media category values (SPEC.md "Media Object").
+// Media category values (see docs/documents.md#media-records).
 const (
 	MediaBrandedTour   = "Branded Virtual Tour"
 	MediaUnbrandedTour = "Unbranded Virtual Tour"
@@ -84,7 +84,7 @@ const (
 	MediaVideo         = "Video"
 )
 
-// Media is SPEC.md's Media Object.
+// Media is one media record of an Autofill (see docs/documents.md#media-records).
 type Media struct {
 	ResourceName     string `json:"ResourceName"`
 	MediaCategory    string `json:"MediaCategory"`
@@ -98,8 +98,8 @@ type Media struct {
 	MediaObjectID    string `json:"MediaObjectID,omitempty"`
 }
 
-// PropertyRoom is SPEC.md's PropertyRoom Object, with the sample payloads'
-// names RoomLengthWidthUnits and RoomLengthWidthSource (PRODUCT.md rule 6).
+// PropertyRoom is one room of an Autofill, with the names
+// RoomLengthWidthUnits and RoomLengthWidthSource (see docs/documents.md#document-kinds).
 type PropertyRoom struct {
 	RoomKey               string   `json:"RoomKey"`
 	FloorKey              string   `json:"FloorKey"`
@@ -117,7 +117,7 @@ type PropertyRoom struct {
 	RoomLengthWidthSource string   `json:"RoomLengthWidthSource,omitempty"`
 }
 
-// PropertyStructure is SPEC.md's PropertyStructure Object (vendor
+// PropertyStructure is one building of an Autofill (vendor
 // extension xSvcStructures).
 type PropertyStructure struct {
 	StructureKey    string `json:"StructureKey"`
@@ -128,7 +128,7 @@ type PropertyStructure struct {
 	Floors      []PropertyFloor `json:"Floors"`
 }
 
-// PropertyFloor is SPEC.md's PropertyFloor Object.
+// PropertyFloor is one floor of an Autofill.
 type PropertyFloor struct {
 	FloorKey                     string         `json:"FloorKey"`
 	StructureKey                 string         `json:"StructureKey"`

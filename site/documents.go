@@ -1,13 +1,13 @@
 package site
 
-// View status values (SPEC.md "View status").
+// View status values (see docs/documents.md#statuses).
 const (
 	StatusReady    = "ready"
 	StatusNotReady = "not-ready"
 	StatusLocked   = "locked"
 )
 
-// Measurement standards (SPEC.md "Summary Object").
+// Measurement standards (see docs/documents.md#summary).
 const (
 	StandardANSI = "ansi"
 	StandardRMS  = "rms"
@@ -19,19 +19,19 @@ type StatusDoc struct {
 }
 
 // SummaryDoc is the body of GET {viewId}/data/summary. Summary is nil for a
-// view that is not ready (PRODUCT.md rule 2).
+// view that is not ready (see docs/documents.md#statuses).
 type SummaryDoc struct {
 	Status  string   `json:"status"`
 	Summary *Summary `json:"summary,omitempty"`
 }
 
-// Summary is SPEC.md's Summary Object. Areas are in mm2, lengths in mm.
+// Summary is the measurement summary of a guide (see docs/documents.md#summary). Areas are in mm2, lengths in mm.
 type Summary struct {
 	MeasurementStandard string     `json:"measurementStandard"`
 	Buildings           []Building `json:"buildings"`
 }
 
-// Building is SPEC.md's Building Object. A nil measure has no value and is
+// Building is one building of a Summary. A nil measure has no value and is
 // left out of the JSON.
 type Building struct {
 	ID                       int      `json:"id"`
@@ -53,7 +53,7 @@ type Building struct {
 	Floors                   []Floor  `json:"floors"`
 }
 
-// Floor is SPEC.md's Floor Object.
+// Floor is one floor of a Building.
 type Floor struct {
 	ID             int      `json:"id"`
 	Name           string   `json:"name"`
@@ -68,7 +68,7 @@ type Floor struct {
 	Rooms          []Room   `json:"rooms"`
 }
 
-// Room is SPEC.md's Room Object. Dims is empty or [width, length] in mm and
+// Room is one room of a Floor. Dims is empty or [width, length] in mm and
 // is always present in the JSON (as [] when empty).
 type Room struct {
 	ID                       int           `json:"id"`
@@ -84,7 +84,7 @@ type Room struct {
 	WallSegments             []WallSegment `json:"wallSegments,omitempty"`
 }
 
-// WallSegment is SPEC.md's Wall Segment Object.
+// WallSegment is one wall segment of a Room.
 type WallSegment struct {
 	Length              float64 `json:"length"`
 	Height              float64 `json:"height"`

@@ -1,11 +1,11 @@
 package site
 
-// EventReady is the only event type (SPEC.md "Events").
+// EventReady is the only event type (see docs/documents.md#ready-event).
 const EventReady = "ready"
 
-// ReadyEvent is SPEC.md's Ready event object. The exporter writes it without
-// AuthToken; the sidecar adds a fresh token each time it serves or
-// dispatches the event (PRODUCT.md rule 10).
+// ReadyEvent is the event of a guide whose default view is ready (see
+// docs/documents.md#ready-event). The exporter writes it without AuthToken; the
+// sidecar adds a fresh token each time it serves or dispatches the event.
 type ReadyEvent struct {
 	Type          string      `json:"type"`
 	GuideID       string      `json:"guideId"`
@@ -20,7 +20,7 @@ type ReadyEvent struct {
 	Banner        *Banner     `json:"banner,omitempty"`
 }
 
-// Property is SPEC.md's Property Object; the bundle uses the same shape.
+// Property is the address and facts of the property; the bundle uses the same shape.
 type Property struct {
 	FullAddress   string    `json:"fullAddress"`
 	Country       string    `json:"country"`
@@ -39,7 +39,7 @@ type Location struct {
 	Lng float64 `json:"lng"`
 }
 
-// BillingInfo is SPEC.md's BillingInfo Object.
+// BillingInfo is the billing part of a ReadyEvent (see docs/documents.md#ready-event).
 type BillingInfo struct {
 	GuideType            string   `json:"guideType"`
 	Package              string   `json:"package"`
@@ -48,10 +48,10 @@ type BillingInfo struct {
 	BillableAreaSqMeters *float64 `json:"billableAreaSqMeters,omitempty"`
 }
 
-// Banner is SPEC.md's Banner Object; the bundle uses the same shape. An
-// optional field is left out of the event only when the bundle left it
-// out: a string given as "" and a list given as [] are kept (nil pointers
-// and nil lists are the fields not given).
+// Banner is the owner's branding shown with a view; the bundle uses the
+// same shape. An optional field is left out of the event only when the
+// bundle left it out: a string given as "" and a list given as [] are kept
+// (nil pointers and nil lists are the fields not given).
 type Banner struct {
 	FullName    string       `json:"fullName"`
 	Title       *string      `json:"title,omitempty"`
@@ -74,7 +74,8 @@ type SocialLink struct {
 	Link  string `json:"link"`
 }
 
-// URLs is SPEC.md's URL Object, with the sample name embeddedUrl.
+// URLs are the links of a ReadyEvent, with the name embeddedUrl (see
+// docs/documents.md#document-kinds).
 type URLs struct {
 	PublicURL    string               `json:"publicUrl"`
 	UnbrandedURL string               `json:"unbrandedUrl"`
@@ -87,8 +88,10 @@ type URLs struct {
 // guidepub prefers them when it must pick one.
 var Languages = []string{"en", "fr", "es", "it", "zh"}
 
-// MediaURLs is SPEC.md's Media URL Object, with the sample name
-// galleryLowResZip. Private entries point at the sidecar and need
+// MediaURLs are the links of the documents of one language: one field per
+// DocumentKinds entry, with its key as JSON key (see
+// docs/documents.md#document-kinds). Code that handles every kind loops over
+// DocumentKinds with URL, SetURL, Floors and SetFloors. Private entries point at the sidecar and need
 // ?accessToken=.
 type MediaURLs struct {
 	GalleryFrontImage string       `json:"galleryFrontImage,omitempty"`

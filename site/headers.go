@@ -28,11 +28,12 @@ var mediaTypes = map[string]string{
 }
 
 // ContentType returns the Content-Type of the public or private file p
-// (slash-separated, without a compression suffix): application/json for
-// documents, by extension for media, application/octet-stream otherwise.
+// (slash-separated, without a compression suffix): the MediaType of its
+// ViewDocuments kind for a document, by extension for media,
+// application/octet-stream otherwise.
 func ContentType(p string) string {
-	if IsDocument(p) {
-		return "application/json"
+	if d, ok := viewDocument(p); ok {
+		return d.MediaType
 	}
 	if t, ok := mediaTypes[strings.ToLower(path.Ext(p))]; ok {
 		return t

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Public tree layout, relative to the exported root (PRODUCT.md "The static
-// tree"). A view's documents sit under its id, and again under the guide's
+// Public tree layout, relative to the exported root (see
+// docs/documents.md#the-public-tree). A view's documents sit under its id, and again under the guide's
 // alias for the default view:
 //
 //	<viewId>/data/status     View status
@@ -24,8 +24,52 @@ const (
 	MediaDir     = "doc"
 )
 
-// Documents lists the document files of a view, relative to the view folder.
-var Documents = []string{StatusFile, SummaryFile, AutofillFile}
+// ViewDocument is one kind of document a view publishes under its folder
+// (see docs/documents.md#view-documents). Adding a kind is adding a row to
+// ViewDocuments and its renderer to the exporter.
+type ViewDocument struct {
+	// File is the document's path relative to the view folder.
+	File string
+	// MediaType is the Content-Type it is served with.
+	MediaType string
+	// HiddenBy is the hidden feature that removes the document from a
+	// ready view, "" when none does. A view that is not ready publishes
+	// only its status and summary, whatever it hides.
+	HiddenBy string
+}
+
+// ViewDocuments lists the documents of a view, in publishing order.
+var ViewDocuments = []ViewDocument{
+	{File: StatusFile, MediaType: "application/json"},
+	{File: SummaryFile, MediaType: "application/json", HiddenBy: HideMeasurements},
+	{File: AutofillFile, MediaType: "application/json", HiddenBy: HideAutofill},
+}
+
+// Documents lists the document files of a view, relative to the view
+// folder: the File of each of ViewDocuments.
+var Documents = func() []string {
+	out := make([]string, len(ViewDocuments))
+	for i, d := range ViewDocuments {
+		out[i] = d.File
+	}
+	return out
+}()
+
+// viewDocument returns the kind of the document at the slash-separated
+// public path p, and false when p is not a view document.
+func viewDocument(p string) (ViewDocument, bool) {
+	i := strings.IndexByte(p, '/')
+	if i <= 0 {
+		return ViewDocument{}, false
+	}
+	rest := p[i+1:]
+	for _, d := range ViewDocuments {
+		if d.File == rest {
+			return d, true
+		}
+	}
+	return ViewDocument{}, false
+}
 
 // ValidID matches guide ids, view ids, aliases and media ids: 1 to 64 ASCII
 // letters, digits, '_' or '-'.
@@ -52,12 +96,8 @@ func MediaFile(viewID, rel string) string { return viewID + "/" + MediaDir + "/"
 // IsDocument reports whether the slash-separated public path p names a JSON
 // document (as opposed to a media file or a compressed sibling).
 func IsDocument(p string) bool {
-	i := strings.IndexByte(p, '/')
-	if i <= 0 {
-		return false
-	}
-	rest := p[i+1:]
-	return rest == StatusFile || rest == SummaryFile || rest == AutofillFile
+	_, ok := viewDocument(p)
+	return ok
 }
 
 // IsHidden reports whether the slash-separated path p has an element that

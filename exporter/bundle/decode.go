@@ -342,6 +342,8 @@ var jsonKinds = map[reflect.Kind]valueKind{
 	reflect.Int: kindNumber, reflect.Int64: kindNumber, reflect.Float64: kindNumber,
 }
 
+// walk checks the value v against the Go type t it decodes into, marking
+// the values that do not fit as bad and reporting each as a problem.
 func (w *walker) walk(v *value, t reflect.Type) {
 	if len(w.problems) >= maxProblems {
 		return
@@ -355,15 +357,7 @@ func (w *walker) walk(v *value, t reflect.Type) {
 		return
 	}
 	if t == timeType {
-		if v.kind != kindString {
-			w.bad(v, "expected %s, got %s", expected(t), v.kind.describe())
-			return
-		}
-		quoted, _ := json.Marshal(v.str)
-		var tm time.Time
-		if err := tm.UnmarshalJSON(quoted); err != nil {
-			w.bad(v, "%q is not an RFC 3339 time such as \"2099-12-31T23:59:59Z\"", v.str)
-		}
+		w.walkTime(v, t)
 		return
 	}
 	if t.Kind() == reflect.Pointer {
@@ -381,32 +375,7 @@ func (w *walker) walk(v *value, t reflect.Type) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		si := infoOf(t)
-		var present map[string]bool
-		if len(si.required) > 0 {
-			present = make(map[string]bool, len(v.keys))
-		}
-		for i, key := range v.keys {
-			w.steps.pushKey(key)
-			if f, ok := si.fields[key]; !ok {
-				// Left out of the decoded guide, but it was never part of it.
-				v.elems[i].bad = true
-				w.add(w.steps.String(), "unknown field %q", key)
-			} else {
-				if present != nil {
-					present[key] = v.elems[i].kind != kindNull
-				}
-				w.walk(v.elems[i], f.Type)
-			}
-			w.steps.pop()
-		}
-		for _, key := range si.required {
-			if !present[key] {
-				p := w.steps.with(key).String()
-				w.add(p, "missing required field %q", key)
-				w.changed = append(w.changed, p)
-			}
-		}
+		w.walkStruct(v, t)
 	case reflect.Map:
 		for i, key := range v.keys {
 			w.steps.pushKey(key)
@@ -430,6 +399,51 @@ func (w *walker) walk(v *value, t reflect.Type) {
 	case reflect.Float64:
 		if _, err := strconv.ParseFloat(v.num.String(), 64); err != nil {
 			w.bad(v, "number %s is out of range", v.num)
+		}
+	}
+}
+
+// walkTime checks that v, the value of a time.Time field of type t, is
+// an RFC 3339 time.
+func (w *walker) walkTime(v *value, t reflect.Type) {
+	if v.kind != kindString {
+		w.bad(v, "expected %s, got %s", expected(t), v.kind.describe())
+		return
+	}
+	quoted, _ := json.Marshal(v.str)
+	var tm time.Time
+	if err := tm.UnmarshalJSON(quoted); err != nil {
+		w.bad(v, "%q is not an RFC 3339 time such as \"2099-12-31T23:59:59Z\"", v.str)
+	}
+}
+
+// walkStruct walks the members of the object v against the fields of the
+// struct type t: unknown fields and missing required ones are problems.
+func (w *walker) walkStruct(v *value, t reflect.Type) {
+	si := infoOf(t)
+	var present map[string]bool
+	if len(si.required) > 0 {
+		present = make(map[string]bool, len(v.keys))
+	}
+	for i, key := range v.keys {
+		w.steps.pushKey(key)
+		if f, ok := si.fields[key]; !ok {
+			// Left out of the decoded guide, but it was never part of it.
+			v.elems[i].bad = true
+			w.add(w.steps.String(), "unknown field %q", key)
+		} else {
+			if present != nil {
+				present[key] = v.elems[i].kind != kindNull
+			}
+			w.walk(v.elems[i], f.Type)
+		}
+		w.steps.pop()
+	}
+	for _, key := range si.required {
+		if !present[key] {
+			p := w.steps.with(key).String()
+			w.add(p, "missing required field %q", key)
+			w.changed = append(w.changed, p)
 		}
 	}
 }

@@ -21,7 +21,7 @@ type fileRef struct {
 }
 
 // fileRefs lists every file g names: photos in order, then documents by
-// language (sorted), each in the field order of Documents.
+// language (sorted), each in the order of site.DocumentKinds.
 func fileRefs(g *Guide) []fileRef {
 	var refs []fileRef
 	add := func(p, rel string) {
@@ -39,23 +39,13 @@ func fileRefs(g *Guide) []fileRef {
 	for _, lang := range sortedKeys(g.Media.Documents) {
 		d := g.Media.Documents[lang]
 		p := "$.media.documents" + keyPath(lang)
-		add(p+".galleryFrontImage", d.GalleryFrontImage)
-		add(p+".pdfMetric", d.PDFMetric)
-		add(p+".pdfImperial", d.PDFImperial)
-		add(p+".embedImage", d.EmbedImage)
-		add(p+".galleryZip", d.GalleryZip)
-		add(p+".galleryLowResZip", d.GalleryLowResZip)
-		add(p+".sphereZip", d.SphereZip)
-		add(p+".offlineZip", d.OfflineZip)
-		add(p+".svgZip", d.SVGZip)
-		add(p+".dxfZip", d.DXFZip)
-		add(p+".tagImagesZip", d.TagImagesZip)
-		for i, f := range d.JPGMetric {
-			add(fmt.Sprintf("%s.jpgMetric[%d].file", p, i), f.File)
-		}
-		for i, f := range d.JPGImperial {
-			add(fmt.Sprintf("%s.jpgImperial[%d].file", p, i), f.File)
-		}
+		d.eachFile(func(key string, i int, rel string) {
+			if i < 0 {
+				add(p+"."+key, rel)
+			} else {
+				add(fmt.Sprintf("%s.%s[%d].file", p, key, i), rel)
+			}
+		})
 	}
 	return refs
 }

@@ -9,7 +9,7 @@ import (
 // FileName is the name of a bundle's description file inside its folder.
 const FileName = "guide.json"
 
-// Guide is the content of a bundle's guide.json (PRODUCT.md "The bundle").
+// Guide is the content of a bundle's guide.json (see docs/documents.md#the-bundle).
 // Lengths are in mm and areas in mm2, as in the View API.
 type Guide struct {
 	// Schema names the JSON Schema the file follows, for editors; guidepub
@@ -64,9 +64,11 @@ type Image struct {
 	Height int    `json:"height" bundle:"required"`
 }
 
-// Documents has the keys of SPEC.md's Media URL Object, naming files of the
-// bundle. GalleryFrontImage, PDFMetric, PDFImperial and EmbedImage are
-// public; the others are private (served by the sidecar with a token).
+// Documents names the files of the bundle holding the documents of one
+// language: one field per site.DocumentKinds entry, with the kind's key as
+// JSON key (a FloorImage list for site.DocumentKind.FloorPages kinds). Code
+// that handles every kind loops over site.DocumentKinds with File and
+// FloorImages rather than naming the fields.
 type Documents struct {
 	GalleryFrontImage string       `json:"galleryFrontImage,omitempty"`
 	PDFMetric         string       `json:"pdfMetric,omitempty"`
@@ -94,19 +96,19 @@ type FloorImage struct {
 
 // Unit systems of a view's autofill document.
 const (
-	UnitsImperial = "imperial"
-	UnitsMetric   = "metric"
+	UnitsImperial = site.UnitsImperial
+	UnitsMetric   = site.UnitsMetric
 )
 
-// Hidden features a view may list (PRODUCT.md rule 3).
+// Hidden features a view may list (see docs/documents.md#hidden-features).
 const (
-	HideMeasurements   = "measurements"
-	HideRoomDimensions = "roomDimensions"
-	HideAddress        = "address"
-	HideFloorPlans     = "floorPlans"
-	HidePhotos         = "photos"
-	HideVideo          = "video"
-	HideAutofill       = "autofill"
+	HideMeasurements   = site.HideMeasurements
+	HideRoomDimensions = site.HideRoomDimensions
+	HideAddress        = site.HideAddress
+	HideFloorPlans     = site.HideFloorPlans
+	HidePhotos         = site.HidePhotos
+	HideVideo          = site.HideVideo
+	HideAutofill       = site.HideAutofill
 )
 
 // HiddenFeatures lists every valid value of View.Hidden.

@@ -15,7 +15,7 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// Addons lists the valid values of Guide.Addons (SPEC.md BillingInfo).
+// Addons lists the valid values of Guide.Addons (see docs/documents.md#the-bundle).
 var Addons = []string{"vr", "streetview", "advmeas", "floorplanner"}
 
 // Secret length bounds of a webhook secret, in decoded bytes (Standard
@@ -276,19 +276,13 @@ func (c *checker) media(m *Media) {
 			c.add(p, "unknown language %q (known: %s)", lang, strings.Join(site.Languages, ", "))
 		}
 		d := m.Documents[lang]
-		for _, s := range []struct{ key, rel string }{
-			{"galleryFrontImage", d.GalleryFrontImage}, {"pdfMetric", d.PDFMetric},
-			{"pdfImperial", d.PDFImperial}, {"embedImage", d.EmbedImage},
-			{"galleryZip", d.GalleryZip}, {"galleryLowResZip", d.GalleryLowResZip},
-			{"sphereZip", d.SphereZip}, {"offlineZip", d.OfflineZip}, {"svgZip", d.SVGZip},
-			{"dxfZip", d.DXFZip}, {"tagImagesZip", d.TagImagesZip},
-		} {
-			if s.rel != "" {
-				c.rel(p+"."+s.key, s.rel)
+		for _, k := range site.DocumentKinds {
+			if k.FloorPages {
+				c.floorImages(p+"."+k.Key, d.FloorImages(k.Key))
+			} else if rel := d.File(k.Key); rel != "" {
+				c.rel(p+"."+k.Key, rel)
 			}
 		}
-		c.floorImages(p+".jpgMetric", d.JPGMetric)
-		c.floorImages(p+".jpgImperial", d.JPGImperial)
 	}
 }
 

@@ -199,13 +199,7 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	if err := planUploads(ctx, cfg, locals, remote, rep, &uploads); err != nil {
 		return rep, err
 	}
-	var stale []string
-	for key := range remote {
-		if _, ok := locals[key]; !ok {
-			stale = append(stale, key)
-		}
-	}
-	slices.Sort(stale)
+	stale := staleKeys(remote, locals)
 	if len(stale) > cfg.MaxDeletes {
 		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended)", len(stale), prefix, cfg.MaxDeletes)
 	}
@@ -222,6 +216,27 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 
+	err = apply(ctx, cfg, &uploads, stale, rep)
+	rep.Duration = time.Since(start)
+	return rep, err
+}
+
+// staleKeys returns the keys of remote that no local object has, sorted.
+func staleKeys[V, W any](remote map[string]V, locals map[string]W) []string {
+	var stale []string
+	for key := range remote {
+		if _, ok := locals[key]; !ok {
+			stale = append(stale, key)
+		}
+	}
+	slices.Sort(stale)
+	return stale
+}
+
+// apply uploads the planned objects phase by phase, then deletes the
+// stale keys, counting both in rep. It returns the first error; the
+// objects of later phases are then not uploaded.
+func apply(ctx context.Context, cfg Config, uploads *[numPhases][]*local, stale []string, rep *Report) error {
 	var bar *progressbar.ProgressBar
 	if cfg.Progress != nil && len(rep.Planned) > 0 {
 		bar = progressbar.NewOptions(len(rep.Planned), progressbar.OptionSetWriter(cfg.Progress),
@@ -250,11 +265,10 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 			return nil
 		})
 		if err != nil {
-			rep.Duration = time.Since(start)
-			return rep, err
+			return err
 		}
 	}
-	err = parallel(ctx, cfg.Jobs, len(stale), func(ctx context.Context, i int) error {
+	return parallel(ctx, cfg.Jobs, len(stale), func(ctx context.Context, i int) error {
 		if err := cfg.Bucket.Delete(ctx, stale[i]); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			return fmt.Errorf("publish: delete %s: %w", stale[i], err)
 		}
@@ -266,8 +280,6 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return nil
 	})
-	rep.Duration = time.Since(start)
-	return rep, err
 }
 
 // scan reads the tree and returns the objects to upload by key. Hidden

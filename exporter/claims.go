@@ -1,0 +1,117 @@
+package exporter
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site"
+)
+
+// claims are the ids reserved by exports in flight: a bundle claims its
+// guide id and its public ids (view ids and alias) before it publishes,
+// so that two bundles never publish the same id. It is not safe for
+// concurrent use.
+type claims struct {
+	guides map[string]string // guide id -> folder of the bundle claiming it
+	public map[string]string // view id or alias -> guide id claiming it
+}
+
+// newClaims returns an empty set of claims.
+func newClaims() *claims {
+	return &claims{guides: map[string]string{}, public: map[string]string{}}
+}
+
+// alive reports whether folder still holds the bundle of guide id; a
+// published guide whose folder no longer holds it gives way to new claims.
+type alive func(folder, guideID string) bool
+
+// claim checks that the guide id, view ids and alias of g (in folder)
+// belong to no other guide published in m or claimed, and reserves them.
+// It returns the problems that reject g, and reserves nothing then.
+func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive) []bundle.Problem {
+	file := folder + "/" + bundle.FileName
+	var problems []bundle.Problem
+	add := func(path, format string, args ...any) {
+		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if mg, ok := m.get(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
+		add("$.guideId", "guide id %q is already published by bundle %q", g.GuideID, mg.Folder)
+	} else if owner, ok := c.guides[g.GuideID]; ok && owner != folder {
+		add("$.guideId", "guide id %q is already claimed by bundle %q", g.GuideID, owner)
+	}
+	for i, v := range g.Views {
+		if gid, holder := c.holder(v.ViewID, folder, g.GuideID, m, alive); gid != "" {
+			add(fmt.Sprintf("$.views[%d].viewId", i), "view id %q is already published by guide %q (bundle %q)", v.ViewID, gid, holder)
+		}
+	}
+	if g.Alias != "" {
+		if gid, holder := c.holder(g.Alias, folder, g.GuideID, m, alive); gid != "" {
+			add("$.alias", "alias %q is already published by guide %q (bundle %q)", g.Alias, gid, holder)
+		}
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	c.guides[g.GuideID] = folder
+	for _, id := range publicIDs(g) {
+		c.public[id] = g.GuideID
+	}
+	return nil
+}
+
+// holder returns the guide id and folder holding the public id, or "" when
+// id is free for guide guideID of folder: a claim in flight, or a guide
+// published in m from another folder that is still alive.
+func (c *claims) holder(id, folder, guideID string, m *manifest, alive alive) (string, string) {
+	if gid, ok := c.public[id]; ok && gid != guideID {
+		return gid, c.guides[gid]
+	}
+	for gid, mg := range m.guides {
+		if gid != guideID && slices.Contains(mg.Ids, id) && mg.Folder != folder && alive(mg.Folder, gid) {
+			return gid, mg.Folder
+		}
+	}
+	return "", ""
+}
+
+// release drops the claims of guide g.
+func (c *claims) release(g *bundle.Guide) {
+	delete(c.guides, g.GuideID)
+	for _, id := range publicIDs(g) {
+		if c.public[id] == g.GuideID {
+			delete(c.public, id)
+		}
+	}
+}
+
+// publicIDs returns the top-level public folders guide g claims: its view
+// ids and its alias.
+func publicIDs(g *bundle.Guide) []string {
+	ids := make([]string, 0, len(g.Views)+1)
+	for _, v := range g.Views {
+		ids = append(ids, v.ViewID)
+	}
+	if g.Alias != "" && !slices.Contains(ids, g.Alias) {
+		ids = append(ids, g.Alias)
+	}
+	return ids
+}
+
+// idsOnly returns a copy of g with only what claims need: the guide id,
+// the alias and the view ids.
+func idsOnly(g *bundle.Guide) *bundle.Guide {
+	out := &bundle.Guide{GuideID: g.GuideID, Alias: g.Alias, Views: make([]bundle.View, len(g.Views))}
+	for i, v := range g.Views {
+		out.Views[i] = bundle.View{ViewID: v.ViewID}
+	}
+	return out
+}
+
+// sameIDs reports whether a and b claim the same ids.
+func sameIDs(a, b *bundle.Guide) bool {
+	return a.GuideID == b.GuideID && slices.Equal(publicIDs(a), publicIDs(b))
+}
+
+// privateKeep are the private folders that stay when they become empty.
+var privateKeep = map[string]bool{site.GuidesDir: true}

@@ -1,0 +1,39 @@
+package exporter
+
+import "sync"
+
+// folderLocks hands out one mutex per bundle folder, so that exports of
+// the same folder run one at a time while other folders proceed. It is
+// safe for concurrent use.
+type folderLocks struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+// get returns the mutex of folder.
+func (l *folderLocks) get(folder string) *sync.Mutex {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*sync.Mutex{}
+	}
+	m, ok := l.m[folder]
+	if !ok {
+		m = &sync.Mutex{}
+		l.m[folder] = m
+	}
+	return m
+}
+
+// lockAll locks the mutexes of folders in order and returns the function
+// that unlocks them.
+func (l *folderLocks) lockAll(folders []string) (unlock func()) {
+	for _, f := range folders {
+		l.get(f).Lock()
+	}
+	return func() {
+		for _, f := range folders {
+			l.get(f).Unlock()
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+)
+
+// GuideResult is the outcome of exporting or removing one bundle.
+type GuideResult struct {
+	Folder, GuideID string
+	Revision        string    // site.GuideRecord.Revision
+	Changed         bool      // some published byte (public or private) changed
+	Ready           bool      // default view ready: site.EventPath written
+	NextChange      time.Time // earliest future expiresAt of its views (zero if none): re-export then
+	Views           int       // views published (the alias not counted)
+	Written         int       // files written
+	Unchanged       int       // files already up to date
+	Deleted         int       // files deleted
+	Bytes           int64     // bytes written
+	Err             error     // *bundle.Error when rejected; an I/O error otherwise
+}
+
+// Report sums up an ExportAll run.
+type Report struct {
+	Guides                                       []GuideResult // by folder name
+	Views, Written, Unchanged, Deleted, Rejected int
+	Bytes                                        int64
+	Duration                                     time.Duration
+}
+
+// Summary returns one line: guides exported and views, files written,
+// unchanged and deleted, guides removed, bundles rejected, bytes written
+// and seconds taken.
+func (r *Report) Summary() string {
+	exported, removed, failed := 0, 0, 0
+	for _, g := range r.Guides {
+		switch {
+		case g.Err != nil:
+			failed++
+		case g.Views == 0:
+			removed++
+		default:
+			exported++
+		}
+	}
+	s := fmt.Sprintf("exported %d guides, %d views: %d files written, %d unchanged, %d deleted; %d guides removed, %d rejected",
+		exported, r.Views, r.Written, r.Unchanged, r.Deleted, removed, r.Rejected)
+	if other := failed - r.Rejected; other > 0 {
+		s += fmt.Sprintf(", %d failed", other)
+	}
+	return s + fmt.Sprintf("; %s written in %.2fs", formatBytes(r.Bytes), r.Duration.Seconds())
+}
+
+func (r *Report) add(g GuideResult) {
+	r.Guides = append(r.Guides, g)
+	var be *bundle.Error
+	if errors.As(g.Err, &be) {
+		r.Rejected++
+	}
+	r.Views += g.Views
+	r.Written += g.Written
+	r.Unchanged += g.Unchanged
+	r.Deleted += g.Deleted
+	r.Bytes += g.Bytes
+}
+
+// formatBytes prints n with a binary unit.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
