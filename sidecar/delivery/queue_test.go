@@ -48,8 +48,8 @@ func TestNextRetryUsesClockAndRandom(t *testing.T) {
 	if got := w.Timeout(&river.Job[jobArgs]{}); got != 30*time.Second+jobMargin {
 		t.Errorf("job timeout %s", got)
 	}
-	if q.cfg.RescueAfter != 30*time.Second+time.Minute {
-		t.Errorf("default RescueAfter %s, want timeout + 1m", q.cfg.RescueAfter)
+	if q.cfg.RescueAfter != 30*time.Second+jobMargin+rescueMargin {
+		t.Errorf("default RescueAfter %s, want timeout + 10s", q.cfg.RescueAfter)
 	}
 	if q.cfg.MaxAttempts != 5 {
 		t.Errorf("default MaxAttempts %d", q.cfg.MaxAttempts)
@@ -79,7 +79,7 @@ func TestConfigErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.cfg.RescueAfter != time.Second+jobMargin {
+	if q.cfg.RescueAfter != time.Second+jobMargin+rescueMargin {
 		t.Errorf("RescueAfter %v, %v", q.cfg.RescueAfter, err)
 	}
 }
