@@ -77,7 +77,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		upToDateID[mg.Folder] = id
 	}
 	e.mu.Unlock()
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	// Only the ids of loaded bundles are kept until they are published
 	// (and loaded again), so memory does not grow with the number of
 	// bundles.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Default URL settings: everything on one local host, as "guidepub dev"
@@ -63,8 +64,8 @@ type Config struct {
 	// flight so that file I/O overlaps compression. Default
 	// runtime.NumCPU().
 	Jobs int
-	// Now is the clock view expiry is checked against; default time.Now.
-	Now func() time.Time
+	// Clock is what view expiry is checked against; nil is clock.System().
+	Clock clock.Clock
 	// Logger receives one line per changed or rejected guide; default
 	// discards.
 	Logger *slog.Logger
@@ -151,9 +152,7 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Jobs <= 0 {
 		cfg.Jobs = runtime.NumCPU()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Shards > 1 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards) {
 		return nil, fmt.Errorf("exporter: shard %d is not in [0, %d)", cfg.Shard, cfg.Shards)
 	}

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guidepub/guidepub/sidecar/store"
 	"golang.org/x/time/rate"
+
+	"github.com/guidepub/guidepub/sidecar/store"
 )
 
 // Credential headers (SPEC.md "Authentication"). Authorization: Bearer is

@@ -7,6 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/sidecar/authtoken"
+	"github.com/guidepub/guidepub/site/clock"
+	"github.com/guidepub/guidepub/site/config"
 )
 
 // DefaultTokenCacheTTL is how long a credential read from the store is
@@ -43,8 +47,8 @@ type Config struct {
 	// disables the cache.
 	TokenCacheTTL time.Duration
 
-	Now    func() time.Time // clock; time.Now when nil
-	Logger *slog.Logger     // slog.Default() when nil
+	Clock  clock.Clock  // clock.System() when nil
+	Logger *slog.Logger // slog.Default() when nil
 
 	// Registerer receives the API metrics; Gatherer is what /metrics
 	// serves. When both are nil a private registry is used for both.
@@ -58,9 +62,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.PrivateFS == nil {
 		return cfg, errors.New("sidecar: Config.PrivateFS is required")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -100,4 +102,24 @@ func (cfg Config) root() afero.Fs {
 		return cfg.PrivateFS
 	}
 	return afero.NewBasePathFs(cfg.PrivateFS, cfg.PrivateDir)
+}
+
+// DefaultConfig returns the settings "guidepub sidecar" starts from: 100
+// Portal API requests per second per app, the DefaultTokenCacheTTL and
+// the system clock. PrivateFS and PrivateDir are left to the caller.
+func DefaultConfig() Config {
+	return Config{RateLimit: 100, TokenCacheTTL: DefaultTokenCacheTTL, Clock: clock.System()}
+}
+
+// Validate returns one *config.FieldError per field that cannot work
+// (joined), or nil.
+func (cfg Config) Validate() error {
+	var p config.Problems
+	p.Add(cfg.PrivateFS != nil, "PrivateFS", "is required")
+	p.Add(cfg.RateLimit >= 0 && cfg.RateLimit <= 1e9, "RateLimit", "must be between 0 and 1e9, got %v", cfg.RateLimit)
+	p.Add(cfg.Burst >= 0, "Burst", "must not be negative, got %d", cfg.Burst)
+	for i, k := range cfg.SigningKeys {
+		p.Add(len(k) >= authtoken.MinKeyLen, "SigningKeys", "key %d is %d bytes, want at least %d", i+1, len(k), authtoken.MinKeyLen)
+	}
+	return p.Err()
 }

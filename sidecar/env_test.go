@@ -14,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/afero"
+
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
-	"github.com/spf13/afero"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // backends are the stores the API tests run against.
@@ -38,21 +40,21 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	}
 }
 
-// clock is a settable clock for tests.
-type clock struct {
+// testClock is a settable clock for tests.
+type testClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)} }
+func newClock() *testClock { return &testClock{t: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)} }
 
-func (c *clock) Now() time.Time {
+func (c *testClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *clock) Advance(d time.Duration) {
+func (c *testClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
@@ -92,7 +94,7 @@ func (rc *receiver) setStatus(code int) {
 type env struct {
 	t      testing.TB
 	dir    string
-	clock  *clock
+	clock  *testClock
 	store  *store.Store
 	queue  *delivery.Queue
 	events *Events
@@ -135,7 +137,7 @@ func newEnv(t testing.TB, dsn string, mod func(*Config)) *env {
 	e.writeGuide(guideOther, "bob", true, e.hooks.URL+"/bob")
 	cfg := Config{
 		PrivateFS: afero.NewOsFs(), PrivateDir: e.dir,
-		Now: e.clock.Now, Logger: logger,
+		Clock: clocktest.NowFunc(e.clock.Now), Logger: logger,
 	}
 	if mod != nil {
 		mod(&cfg)

@@ -14,11 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/afero"
+
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
-	"github.com/spf13/afero"
 )
 
 // Errors of Events. The Portal API answers both with 404 not_found.
@@ -100,7 +101,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 		}
 		keys = [][]byte{key}
 	}
-	signer, err := authtoken.New(keys, cfg.Now)
+	signer, err := authtoken.New(keys, cfg.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
@@ -109,7 +110,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 		queue:  q,
 		signer: signer,
 		logger: cfg.Logger,
-		now:    cfg.Now,
+		now:    cfg.Clock.Now,
 		cache:  make(map[string]*guide),
 	}, nil
 }

@@ -14,8 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guidepub/guidepub/site"
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/site"
 )
 
 // PrivateCacheControl is the Cache-Control of private documents: no shared

@@ -13,13 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/afero"
+
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site/openapi"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/spf13/afero"
 )
 
 // Server is the sidecar's HTTP handler: /api/v1/... (with the OpenAPI
@@ -68,9 +69,9 @@ func New(cfg Config, st *store.Store, q *delivery.Queue, ev *Events) (*Server, e
 		queue:    q,
 		events:   ev,
 		logger:   cfg.Logger,
-		now:      cfg.Now,
-		creds:    newCredentialCache(st, cfg.TokenCacheTTL, cfg.Now),
-		limits:   newRateLimits(cfg.RateLimit, cfg.Burst, cfg.Now),
+		now:      cfg.Clock.Now,
+		creds:    newCredentialCache(st, cfg.TokenCacheTTL, cfg.Clock.Now),
+		limits:   newRateLimits(cfg.RateLimit, cfg.Burst, cfg.Clock.Now),
 		etags:    newETagCache(),
 		metrics:  m,
 		dummyKey: dummy[:],

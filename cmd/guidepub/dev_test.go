@@ -348,7 +348,7 @@ func testDevPolling(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--poll", "50ms")
-	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), "mode=poll") })
+	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), `"mode":"poll"`) })
 	const folder = "rue-saint-denis"
 	files := sampleBundle(t, folder, "https://hooks.example.com/ready")
 	upload(t, src, folder, files)
@@ -463,9 +463,9 @@ func testDevSamples(t *testing.T, bin string) {
 		}
 	}
 	eventually(t, "the samples' events at dev's receiver", func() bool {
-		return strings.Count(dev.stderr.String(), "signature=valid") >= 2
+		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
 	})
-	if strings.Contains(dev.stderr.String(), "signature=invalid") {
+	if strings.Contains(dev.stderr.String(), `"signature":"invalid"`) {
 		t.Error("a delivery with an invalid signature")
 	}
 

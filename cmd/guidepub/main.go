@@ -10,12 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/urfave/cli/v2"
 )
 
-// Exit statuses (PRODUCT.md): 0 all went well, 1 a bundle was rejected or
-// the command failed, 2 bad usage.
+// Exit statuses: 0 all went well, 1 a bundle was rejected or the command
+// failed, 2 bad usage (see docs/cli.md, "Exit status").
 const (
 	exitFailure = 1
 	exitUsage   = 2
@@ -44,23 +42,27 @@ func (e *usageError) Unwrap() error { return e.err }
 // usagef returns a *usageError.
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
-// exitCode maps err to the process exit status, printing it to stderr.
+// exitCode maps err to the process exit status, printing it to stderr:
+// a *usageError is exitUsage, any other error exitFailure. Commands only
+// return errors; this is the one place that turns them into statuses.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	var ue *usageError
-	var ee cli.ExitCoder
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "guidepub: %v\nRun 'guidepub --help' for usage.\n", err)
 		return exitUsage
-	case errors.As(err, &ee):
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "guidepub: %s\n", msg)
-		}
-		return ee.ExitCode()
 	}
 	fmt.Fprintf(stderr, "guidepub: %v\n", err)
 	return exitFailure
+}
+
+// validConfig turns the *config.FieldErrors of a Config.Validate into a
+// *usageError (the flags set the fields), and nil into nil.
+func validConfig(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err}
 }

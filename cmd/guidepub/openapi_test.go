@@ -43,6 +43,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 	"github.com/guidepub/guidepub/site/openapi"
 	"github.com/guidepub/guidepub/site/serve"
 )
@@ -387,7 +388,7 @@ func specAgainstServers(t *testing.T, dsn string) {
 	exp, err := exporter.New(exporter.Config{
 		Src: afero.FromIOFS{FS: fixtures.Bundles}, SrcDir: "bundles",
 		Out: afero.NewOsFs(), OutDir: outDir, Private: afero.NewOsFs(), PrivateDir: privDir,
-		Now: func() time.Time { return now }, Logger: logger, Jobs: 2,
+		Clock: clocktest.NewClock(now), Logger: logger, Jobs: 2,
 	})
 	if err != nil {
 		t.Fatal(err)

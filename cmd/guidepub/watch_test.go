@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/exporter/watch/watchtest"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // watchTrees is a source folder holding one sample bundle, and empty
@@ -229,14 +229,14 @@ func TestWatchCommandUsage(t *testing.T) {
 func TestWatchExpiry(t *testing.T) {
 	const folder = "rue-saint-denis"
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
-	clock := watchtest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
+	clock := clocktest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
 	osfs := afero.NewOsFs()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- watchAndExport(ctx, watchSetup{
-			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Now: clock.Now},
+			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Clock: clock},
 			Clock:    clock,
 			Logger:   slog.New(slog.DiscardHandler),
 			Stdout:   io.Discard,

@@ -81,8 +81,7 @@ type Config struct {
 	Encoding site.Encoding
 	Jobs     int // uploads at once; 0 means DefaultJobs
 	// MaxDeletes caps the stale objects deleted; with more, Publish fails
-	// before changing anything. 0 means DefaultMaxDeletes, negative means
-	// no deletion is allowed.
+	// before changing anything. 0 allows no deletion (see DefaultConfig).
 	MaxDeletes int
 	DryRun     bool      // plan only; write the plan to Plan
 	Force      bool      // upload every object, changed or not
@@ -172,11 +171,8 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Jobs <= 0 {
 		cfg.Jobs = DefaultJobs
 	}
-	switch {
-	case cfg.MaxDeletes == 0:
-		cfg.MaxDeletes = DefaultMaxDeletes
-	case cfg.MaxDeletes < 0:
-		cfg.MaxDeletes = 0
+	if cfg.MaxDeletes < 0 {
+		return nil, fmt.Errorf("publish: MaxDeletes must not be negative, got %d", cfg.MaxDeletes)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

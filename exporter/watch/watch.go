@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Handler is told which bundle folder to re-export or unpublish. Calls for
@@ -64,7 +66,7 @@ type Config struct {
 	FallbackPoll time.Duration
 	// Jobs is how many handler calls may run at once (default GOMAXPROCS).
 	Jobs   int
-	Clock  Clock        // default SystemClock()
+	Clock  clock.Clock  // default clock.System()
 	Logger *slog.Logger // default slog.Default()
 
 	// newEvents replaces fsnotify.NewWatcher in tests.
@@ -77,7 +79,7 @@ type Watcher struct {
 	cfg   Config
 	root  string
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 
 	in      chan input    // everything the loop reacts to
 	stopped chan struct{} // closed when the loop ends
@@ -150,7 +152,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock()
+		cfg.Clock = clock.System()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

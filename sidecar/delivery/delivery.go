@@ -25,6 +25,7 @@ import (
 
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Delivery states.
@@ -53,9 +54,9 @@ type Config struct {
 	Logger              *slog.Logger
 	Registerer          prometheus.Registerer // may be nil
 
-	// Now is the clock for attempt times, webhook-timestamp and the retry
-	// schedule; default time.Now.
-	Now func() time.Time
+	// Clock tells attempt times, webhook-timestamp and the retry schedule;
+	// nil is clock.System().
+	Clock clock.Clock
 	// Rand draws the retry delays; default seeded from crypto/rand. It is
 	// used under a lock.
 	Rand *mrand.Rand
@@ -107,9 +108,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Rand == nil {
 		var seed [16]byte
 		if _, err := rand.Read(seed[:]); err != nil {
@@ -237,7 +236,7 @@ func (q *Queue) Enqueue(ctx context.Context, msgs []Message) ([]Delivery, error)
 			return nil, fmt.Errorf("enqueue: message %d for %s: body is not JSON", i, redactURL(m.Webhook.URL))
 		}
 	}
-	now := q.cfg.Now().UTC().Truncate(time.Microsecond)
+	now := q.cfg.Clock.Now().UTC().Truncate(time.Microsecond)
 	all := make([]Delivery, len(msgs))
 	for i, m := range msgs {
 		all[i] = Delivery{
@@ -423,7 +422,7 @@ func listDeliveries(ctx context.Context, tx store.Tx, where string, args ...any)
 // when the delivery is queued, retrying or delivered.
 func (q *Queue) Retry(ctx context.Context, guideID string, id string) (Delivery, error) {
 	var out []Delivery
-	now := q.cfg.Now().UTC()
+	now := q.cfg.Clock.Now().UTC()
 	err := q.st.InTx(ctx, func(tx store.Tx) error {
 		var state string
 		if err := tx.QueryRow(ctx, `SELECT state FROM guidepub_delivery WHERE id = ? AND guide_id = ?`, id, guideID).Scan(&state); err != nil {

@@ -17,12 +17,13 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 func TestNextRetryUsesClockAndRandom(t *testing.T) {
 	st := openStore(t, backends[0].dsn(t))
 	now := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
-	cfg := Config{Now: func() time.Time { return now }, Rand: mrand.New(mrand.NewPCG(7, 9))} // default 10m..15m
+	cfg := Config{Clock: clocktest.NowFunc(func() time.Time { return now }), Rand: mrand.New(mrand.NewPCG(7, 9))} // default 10m..15m
 	q, err := New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
