@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/guidepub/guidepub/sidecar/store"
+	"golang.org/x/time/rate"
 )
 
 // Credential headers (SPEC.md "Authentication"). Authorization: Bearer is

@@ -14,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
+	"github.com/spf13/afero"
 )
 
 // backends are the stores the API tests run against.

@@ -14,12 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/spf13/afero"
 )
 
 // Errors of Events. The Portal API answers both with 404 not_found.

@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/spf13/afero"
-
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
+	"github.com/spf13/afero"
 )
 
 // TestSigningKeyKeptInStore checks that two Events on one store (a sidecar

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
-
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/site"
+	"golang.org/x/net/http/httpguts"
 )
 
 // FuzzPortalRequest sends arbitrary methods, paths, queries and header

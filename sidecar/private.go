@@ -14,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/guidepub/guidepub/site"
+	"github.com/spf13/afero"
 )
 
 // PrivateCacheControl is the Cache-Control of private documents: no shared
