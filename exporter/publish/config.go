@@ -1,8 +1,40 @@
 package publish
 
 import (
+	"io"
+	"log/slog"
+
+	"github.com/spf13/afero"
+	"gocloud.dev/blob"
+
+	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/config"
 )
+
+// Config configures Publish.
+type Config struct {
+	From    afero.Fs
+	FromDir string       // the exported public tree
+	Bucket  *blob.Bucket // destination; Publish does not close it
+	// Prefix is put before every key ("site/" → "site/<viewId>/data/status");
+	// stale objects are looked for under it only.
+	Prefix string
+	// Encoding of the uploaded document bytes: Identity (or the zero
+	// value), site.Gzip or site.Brotli. Media are always uploaded as is.
+	Encoding site.Encoding
+	Jobs     int // uploads at once; 0 means DefaultJobs
+	// MaxDeletes caps the stale objects deleted; with more, Publish fails
+	// before changing anything. 0 allows no deletion (see DefaultConfig).
+	MaxDeletes int
+	DryRun     bool      // plan only; write the plan to Plan
+	Force      bool      // upload every object, changed or not
+	Plan       io.Writer // receives one line per planned change; may be nil
+	Progress   io.Writer // non-nil: draw a progress bar there
+	Logger     *slog.Logger
+	// OnUpload, when set, is called after each object is uploaded, from
+	// the uploading goroutine.
+	OnUpload func(key string)
+}
 
 // DefaultConfig returns the settings "guidepub publish" starts from:
 // identity documents, DefaultJobs uploads at once and at most

@@ -46,33 +46,6 @@ const (
 	ModePoll   = "poll"   // periodic scans
 )
 
-// Config is what New needs. Dir and Handler are required.
-type Config struct {
-	// Dir is the source folder; each of its sub-folders is a bundle. It is
-	// a folder of the operating system's file system (events and polling
-	// need real paths).
-	Dir     string
-	Handler Handler
-	// Debounce is the quiet period after the last change of a bundle before
-	// it is exported (default DefaultDebounce). MaxWait bounds the wait
-	// after the first change of a burst (default DefaultMaxWait, and at
-	// least Debounce).
-	Debounce, MaxWait time.Duration
-	// Poll, when positive, scans Dir at this interval instead of using file
-	// system events.
-	Poll time.Duration
-	// FallbackPoll is the polling interval used when file system events
-	// cannot be had (default DefaultPoll).
-	FallbackPoll time.Duration
-	// Jobs is how many handler calls may run at once (default GOMAXPROCS).
-	Jobs   int
-	Clock  clock.Clock  // default clock.System()
-	Logger *slog.Logger // default slog.Default()
-
-	// newEvents replaces fsnotify.NewWatcher in tests.
-	newEvents func() (*fsnotify.Watcher, error)
-}
-
 // Watcher watches a source folder of bundles and calls its Handler. Create
 // it with New, then call Run once.
 type Watcher struct {

@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/guidepub/guidepub/sidecar/store"
@@ -43,35 +42,6 @@ var ErrNotFound = store.ErrNotFound
 // ErrNotRetryable is returned by Retry for a delivery that is not dropped
 // or exhausted.
 var ErrNotRetryable = errors.New("delivery is not dropped or exhausted")
-
-// Config tunes a Queue. Zero values take the defaults named on each field.
-type Config struct {
-	RetryMin, RetryMax  time.Duration // default 10m, 15m (uniform random between)
-	MaxAttempts         int           // default 5
-	Timeout             time.Duration // per attempt, default 30s
-	AllowPrivateTargets bool          // allow loopback, private and other non-public addresses
-	Workers             int           // concurrent sends per sidecar, default 64
-	Logger              *slog.Logger
-	Registerer          prometheus.Registerer // may be nil
-
-	// Clock tells attempt times, webhook-timestamp and the retry schedule;
-	// nil is clock.System().
-	Clock clock.Clock
-	// Rand draws the retry delays; default seeded from crypto/rand. It is
-	// used under a lock.
-	Rand *mrand.Rand
-	// PollInterval is how often each sidecar looks for due attempts; default
-	// 1s on PostgreSQL (which is also woken by LISTEN/NOTIFY) and 50ms on
-	// SQLite (which has no notifications).
-	PollInterval time.Duration
-	// RescueAfter is how long an attempt may stay "running" before it counts
-	// as lost with a dead process and is scheduled again; default
-	// Timeout + 1m, never less than Timeout + 5s.
-	RescueAfter time.Duration
-	// ResponseLimit is how many bytes of a response body are read (and
-	// discarded); default 64 KiB.
-	ResponseLimit int64
-}
 
 // jobMargin is the time an attempt's job may take beyond the HTTP timeout,
 // for reading the delivery and recording the attempt.
