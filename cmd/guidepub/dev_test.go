@@ -495,6 +495,18 @@ func testDevSamples(t *testing.T, bin string) {
 		t.Errorf("integration test: %d %s", resp.StatusCode, body)
 	}
 
+	// The printed scopes are those of the stored token.
+	code, out, errs := runCLI(t, "token", "list", "--store", filepath.Join(work, devStoreFile), "--json")
+	var toks []tokenInfo
+	if code != 0 || json.Unmarshal([]byte(out), &toks) != nil {
+		t.Fatalf("token list: exit %d\n%s%s", code, out, errs)
+	}
+	for _, tok := range toks {
+		if tok.AppID == appID && !strings.Contains(dev.stdout.String(), "scopes "+strings.Join(tok.Scopes, ",")+" was created") {
+			t.Errorf("dev printed other scopes than the token's %v:\n%s", tok.Scopes, dev.stdout)
+		}
+	}
+
 	// The printed upload: copy the example in, it is served.
 	example := filepath.Join(work, devExamplesDir, devExample)
 	if !strings.Contains(dev.stdout.String(), example) {

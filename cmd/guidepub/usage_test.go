@@ -71,3 +71,28 @@ func TestTokenReadersNeedAStore(t *testing.T) {
 		})
 	}
 }
+
+// TestDevRefusesWhatSidecarRefuses checks that dev validates the sidecar's
+// settings as "sidecar" does, before it listens or writes anything.
+func TestDevRefusesWhatSidecarRefuses(t *testing.T) {
+	for name, args := range map[string][]string{
+		"zero retry-min":  {"--retry-min", "0"},
+		"retry max < min": {"--retry-min", "2m", "--retry-max", "1m"},
+		"zero attempts":   {"--max-attempts", "0"},
+		"zero workers":    {"--delivery-workers", "0"},
+		"bad rate":        {"--rate-limit", "fast"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			priv := t.TempDir()
+			code, out, errs := runCLI(t, append([]string{"sidecar", "--addr", "127.0.0.1:0", "--private", priv}, args...)...)
+			if code != exitUsage {
+				t.Fatalf("sidecar: exit %d, want %d\n%s%s", code, exitUsage, out, errs)
+			}
+			work := filepath.Join(t.TempDir(), "work")
+			code, out, errs = runCLI(t, append([]string{"dev", "--addr", "127.0.0.1:0", "--work-dir", work}, args...)...)
+			if code != exitUsage {
+				t.Fatalf("dev: exit %d, want %d\n%s%s", code, exitUsage, out, errs)
+			}
+		})
+	}
+}
