@@ -1,6 +1,6 @@
-package main
+package openapi_test
 
-// The OpenAPI document (site/openapi) cannot drift from the code: the
+// The OpenAPI document of this package cannot drift from the code: the
 // fixtures are exported, served by site/serve and by the sidecar (on a
 // SQLite and on a PostgreSQL store) on real HTTP servers, every documented
 // operation is called (error cases too), and every response and webhook
