@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundleschema"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/watch"
+	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/site"
@@ -180,7 +182,7 @@ func deliveryFlags() []cli.Flag {
 			Usage: "time limit of one delivery attempt"},
 		&cli.IntFlag{Name: "delivery-workers", Value: def.Workers, EnvVars: envVars("delivery-workers"),
 			Usage: "deliveries sent at once"},
-		stringFlag("rate-limit", "100/s", "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"),
+		stringFlag("rate-limit", fmt.Sprintf("%g/s", sidecar.DefaultConfig().RateLimit), "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"),
 	}, signingKeyFlag())
 }
 
