@@ -196,9 +196,8 @@ func (e *env) openEvents(c *cli.Context, cfg exporter.Config, logger *slog.Logge
 	}
 	// The queue only records deliveries here; a sidecar on the same store
 	// sends them.
-	scfg := defaultSidecarConfig()
-	scfg.Private, scfg.Store, scfg.ViewURL, scfg.BaseURL = cfg.PrivateDir, dsn, cfg.ViewURL, cfg.BaseURL
-	scfg.SigningKeys, scfg.Logger, scfg.Clock = keys, logger, e.clock
+	scfg := newSidecarConfig(cfg.PrivateDir, dsn, logger)
+	scfg.ViewURL, scfg.BaseURL, scfg.SigningKeys, scfg.Clock = cfg.ViewURL, cfg.BaseURL, keys, e.clock
 	parts, err := openSidecar(c.Context, scfg)
 	if err != nil {
 		return nil, nil, err

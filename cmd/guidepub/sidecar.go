@@ -69,6 +69,14 @@ func defaultSidecarConfig() sidecarConfig {
 	}
 }
 
+// newSidecarConfig returns defaultSidecarConfig with the private tree,
+// the store and the logger set.
+func newSidecarConfig(private, store string, logger *slog.Logger) sidecarConfig {
+	cfg := defaultSidecarConfig()
+	cfg.Private, cfg.Store, cfg.Logger = private, store, logger
+	return cfg
+}
+
 // configs returns the delivery and sidecar configurations of cfg.
 func (cfg sidecarConfig) configs(reg *prometheus.Registry) (delivery.Config, sidecar.Config) {
 	logger := cfg.Logger

@@ -63,7 +63,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 	ctx := context.Background()
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
 	logger := slog.New(slog.DiscardHandler)
-	parts, err := openSidecar(ctx, sidecarConfig{Private: tr.priv, Store: dsn, Logger: logger})
+	parts, err := openSidecar(ctx, newSidecarConfig(tr.priv, dsn, logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 	// A second watcher (its own process, store connection and trees) exports
 	// the same bundle: same revision, nothing queued twice.
 	tr2 := watchTrees{tr.src, filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "private")}
-	parts2, err := openSidecar(ctx, sidecarConfig{Private: tr2.priv, Store: dsn, Logger: logger})
+	parts2, err := openSidecar(ctx, newSidecarConfig(tr2.priv, dsn, logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +140,7 @@ func TestExportHandlerRetriesUnqueuedEvent(t *testing.T) {
 	const folder, guideID = "301-king-st-e", "gKT301KINGE1"
 	ctx := context.Background()
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
-	parts, err := openSidecar(ctx, sidecarConfig{
-		Private: tr.priv, Store: filepath.Join(t.TempDir(), "guidepub.db"), Logger: slog.New(slog.DiscardHandler),
-	})
+	parts, err := openSidecar(ctx, newSidecarConfig(tr.priv, filepath.Join(t.TempDir(), "guidepub.db"), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/guidepub/guidepub/site/config"
 )
 
-// Config tunes a Queue. Zero values take the defaults named on each field.
+// Config tunes a Queue. Start from DefaultConfig: zero values are zero,
+// and New refuses what Validate refuses.
 type Config struct {
 	RetryMin, RetryMax  time.Duration // default 10m, 15m (uniform random between)
 	MaxAttempts         int           // default 5

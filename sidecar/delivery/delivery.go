@@ -48,32 +48,9 @@ var ErrNotRetryable = errors.New("delivery is not dropped or exhausted")
 const jobMargin = 5 * time.Second
 
 func (c Config) withDefaults() (Config, error) {
-	if c.RetryMin == 0 && c.RetryMax == 0 {
-		c.RetryMin, c.RetryMax = 10*time.Minute, 15*time.Minute
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = c.RetryMin
-	}
-	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
-		return c, fmt.Errorf("retry delays: need 0 <= RetryMin (%s) <= RetryMax (%s)", c.RetryMin, c.RetryMax)
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 5
-	}
-	if c.MaxAttempts < 1 {
-		return c, fmt.Errorf("MaxAttempts must be at least 1, got %d", c.MaxAttempts)
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 30 * time.Second
-	}
-	if c.Timeout < 0 {
-		return c, fmt.Errorf("timeout must be positive, got %s", c.Timeout)
-	}
-	if c.Workers == 0 {
-		c.Workers = 64
-	}
-	if c.Workers < 1 || c.Workers > 10000 {
-		return c, fmt.Errorf("workers must be between 1 and 10000, got %d", c.Workers)
+	// Zero means zero: the defaults are DefaultConfig's, not zero values.
+	if err := c.Validate(); err != nil {
+		return c, err
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

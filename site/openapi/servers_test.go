@@ -416,10 +416,10 @@ func specAgainstServers(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	q, err := delivery.New(st, delivery.Config{
-		AllowPrivateTargets: true, Timeout: 5 * time.Second, Workers: 2, Logger: logger,
-		PollInterval: 10 * time.Millisecond,
-	})
+	dcfg := delivery.DefaultConfig()
+	dcfg.AllowPrivateTargets, dcfg.Timeout, dcfg.Workers, dcfg.Logger = true, 5*time.Second, 2, logger
+	dcfg.PollInterval = 10 * time.Millisecond
+	q, err := delivery.New(st, dcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,9 @@ func specAgainstServers(t *testing.T, dsn string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gq, err := delivery.New(gone, delivery.Config{Logger: logger})
+		gcfg := delivery.DefaultConfig()
+		gcfg.Logger = logger
+		gq, err := delivery.New(gone, gcfg)
 		if err != nil {
 			t.Fatal(err)
 		}
