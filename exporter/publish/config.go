@@ -11,7 +11,8 @@ import (
 	"github.com/guidepub/guidepub/site/config"
 )
 
-// Config configures Publish.
+// Config configures Publish. Start from DefaultConfig: zero values are
+// zero (Jobs 0 is refused, MaxDeletes 0 allows no deletion).
 type Config struct {
 	From    afero.Fs
 	FromDir string       // the exported public tree
@@ -22,7 +23,7 @@ type Config struct {
 	// Encoding of the uploaded document bytes: Identity (or the zero
 	// value), site.Gzip or site.Brotli. Media are always uploaded as is.
 	Encoding site.Encoding
-	Jobs     int // uploads at once; 0 means DefaultJobs
+	Jobs     int // uploads at once, at least 1
 	// MaxDeletes caps the stale objects deleted; with more, Publish fails
 	// before changing anything. 0 allows no deletion (see DefaultConfig).
 	MaxDeletes int

@@ -134,20 +134,11 @@ type local struct {
 // (never a status before its companions) and a later run completes it.
 func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
-	if cfg.Bucket == nil || cfg.From == nil {
-		return nil, errors.New("publish: no bucket or source file system")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
 	}
 	if cfg.Encoding.Name == "" {
 		cfg.Encoding = Identity
-	}
-	if _, err := ParseEncoding(cfg.Encoding.Name); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	if cfg.Jobs <= 0 {
-		cfg.Jobs = DefaultJobs
-	}
-	if cfg.MaxDeletes < 0 {
-		return nil, fmt.Errorf("publish: MaxDeletes must not be negative, got %d", cfg.MaxDeletes)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -472,7 +472,7 @@ func TestPublishFileBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, Encoding: site.Brotli, MaxDeletes: DefaultMaxDeletes}
+	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, Encoding: site.Brotli, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestPublishMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: mem, FromDir: "/out", Bucket: b, Prefix: "p", MaxDeletes: DefaultMaxDeletes}
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, Prefix: "p", MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	rep, err := Publish(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -569,7 +569,7 @@ func TestPublishWithoutMD5(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes}
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if rep, err := Publish(ctx, cfg); err != nil || rep.Uploaded != 2 {
 		t.Fatalf("first run: %+v, %v", rep, err)
 	}
@@ -614,7 +614,7 @@ func TestPublishSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, MaxDeletes: DefaultMaxDeletes}
+	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
