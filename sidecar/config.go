@@ -1,7 +1,7 @@
 package sidecar
 
 import (
-	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -43,8 +43,8 @@ type Config struct {
 	// Empty: a key is generated once and kept in the store (SigningKeySecret).
 	SigningKeys [][]byte
 
-	// TokenCacheTTL: see DefaultTokenCacheTTL (used when zero); negative
-	// disables the cache.
+	// TokenCacheTTL is how long a credential read from the store is reused
+	// (DefaultConfig: DefaultTokenCacheTTL); zero disables the cache.
 	TokenCacheTTL time.Duration
 
 	Clock  clock.Clock  // clock.System() when nil
@@ -59,15 +59,12 @@ type Config struct {
 // withDefaults returns cfg with its zero fields filled in, or an error for a
 // configuration that cannot work.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.PrivateFS == nil {
-		return cfg, errors.New("sidecar: Config.PrivateFS is required")
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("sidecar: %w", err)
 	}
 	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.TokenCacheTTL == 0 {
-		cfg.TokenCacheTTL = DefaultTokenCacheTTL
 	}
 	if cfg.RateLimit > 0 && cfg.Burst <= 0 {
 		cfg.Burst = int(cfg.RateLimit)
@@ -118,6 +115,7 @@ func (cfg Config) Validate() error {
 	p.Add(cfg.PrivateFS != nil, "PrivateFS", "is required")
 	p.Add(cfg.RateLimit >= 0 && cfg.RateLimit <= 1e9, "RateLimit", "must be between 0 and 1e9, got %v", cfg.RateLimit)
 	p.Add(cfg.Burst >= 0, "Burst", "must not be negative, got %d", cfg.Burst)
+	p.Add(cfg.TokenCacheTTL >= 0, "TokenCacheTTL", "must not be negative, got %s", cfg.TokenCacheTTL)
 	for i, k := range cfg.SigningKeys {
 		p.Add(len(k) >= authtoken.MinKeyLen, "SigningKeys", "key %d is %d bytes, want at least %d", i+1, len(k), authtoken.MinKeyLen)
 	}

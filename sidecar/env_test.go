@@ -134,10 +134,10 @@ func newEnv(t testing.TB, dsn string, mod func(*Config)) *env {
 	e.writeGuide(guideReady, "alice", true, e.hooks.URL+"/a", e.hooks.URL+"/b")
 	e.writeGuide(guideNotReady, "alice", false)
 	e.writeGuide(guideOther, "bob", true, e.hooks.URL+"/bob")
-	cfg := Config{
-		PrivateFS: afero.NewOsFs(), PrivateDir: e.dir,
-		Clock: clocktest.NowFunc(e.clock.Now), Logger: logger,
-	}
+	cfg := DefaultConfig()
+	cfg.RateLimit = 0 // no limit unless a test sets one
+	cfg.PrivateFS, cfg.PrivateDir = afero.NewOsFs(), e.dir
+	cfg.Clock, cfg.Logger = clocktest.NowFunc(e.clock.Now), logger
 	if mod != nil {
 		mod(&cfg)
 	}

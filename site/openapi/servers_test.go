@@ -423,7 +423,9 @@ func specAgainstServers(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sidecar.Config{PrivateFS: afero.NewOsFs(), PrivateDir: privDir, Logger: logger}
+	cfg := sidecar.DefaultConfig()
+	cfg.RateLimit = 0 // no limit unless a check sets one
+	cfg.PrivateFS, cfg.PrivateDir, cfg.Logger = afero.NewOsFs(), privDir, logger
 	ev, err := sidecar.NewEvents(cfg, st, q)
 	if err != nil {
 		t.Fatal(err)
