@@ -364,3 +364,18 @@ func readRecord(priv, guideID string) (site.GuideRecord, error) {
 	err = json.Unmarshal(data, &rec)
 	return rec, err
 }
+
+// errNotFolder reports a --src or --work-dir that is not a folder.
+var errNotFolder = errors.New("not a folder")
+
+// ensureDir creates dir (and its parents) when missing and checks it is a
+// folder.
+func ensureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: %w", filepath.Clean(dir), errNotFolder)
+	}
+	return nil
+}

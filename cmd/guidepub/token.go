@@ -162,7 +162,7 @@ func (e *env) runTokenCreate(c *cli.Context) error {
 	}); err != nil {
 		return err
 	}
-	w := c.App.Writer
+	w := e.stdout
 	if c.Bool("json") {
 		return writeJSONLine(w, map[string]string{"appId": appID, "token": value})
 	}
@@ -219,7 +219,7 @@ func (e *env) runTokenList(c *cli.Context) error {
 		infos = append(infos, tokenInfo{AppID: t.AppID, OwnerID: t.OwnerID, Scopes: scopes,
 			CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt, Status: status})
 	}
-	w := c.App.Writer
+	w := e.stdout
 	if c.Bool("json") {
 		return writeJSONLine(w, infos)
 	}
@@ -254,7 +254,7 @@ func (e *env) runTokenRevoke(c *cli.Context) error {
 		}
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "revoked %s (running sidecars refuse it within %s)\n", appID, sidecar.DefaultTokenCacheTTL)
+	fmt.Fprintf(e.stdout, "revoked %s (running sidecars refuse it within %s)\n", appID, sidecar.DefaultTokenCacheTTL)
 	return nil
 }
 

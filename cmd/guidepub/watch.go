@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -264,19 +261,4 @@ func short(rev string) string {
 		return rev[:12]
 	}
 	return rev
-}
-
-// errNotFolder reports a --src or --work-dir that is not a folder.
-var errNotFolder = errors.New("not a folder")
-
-// ensureDir creates dir (and its parents) when missing and checks it is a
-// folder.
-func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s: %w", filepath.Clean(dir), errNotFolder)
-	}
-	return nil
 }
