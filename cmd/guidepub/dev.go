@@ -87,11 +87,6 @@ func (e *env) runDev(c *cli.Context) error {
 		return usagef("--work-dir: %v", err)
 	}
 	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
-	for _, d := range []string{work, out, priv} {
-		if err := ensureDir(d); err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-	}
 	// The sidecar's settings are read and validated before anything
 	// listens, exactly as "sidecar" does.
 	side := defaultSidecarConfig()
@@ -102,6 +97,11 @@ func (e *env) runDev(c *cli.Context) error {
 	side.Private, side.Logger, side.Clock = priv, logger, e.clock
 	if err := side.validate(); err != nil {
 		return err
+	}
+	for _, d := range []string{work, out, priv} {
+		if err := ensureDir(d); err != nil {
+			return fmt.Errorf("work folder: %w", err)
+		}
 	}
 
 	ln, err := net.Listen("tcp", c.String("addr"))

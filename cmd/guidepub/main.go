@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/guidepub/guidepub/site/config"
 )
 
 // Exit statuses: 0 all went well, 1 a bundle was rejected or the command
@@ -59,10 +62,41 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 // validConfig turns the *config.FieldErrors of a Config.Validate into a
-// *usageError (the flags set the fields), and nil into nil.
+// *usageError (the flags set the fields) naming the flag of each field,
+// and nil into nil.
 func validConfig(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &usageError{err}
+	var msgs []string
+	for _, fe := range config.Fields(err) {
+		name := fe.Field
+		if f, ok := fieldFlags[fe.Field]; ok {
+			name = f
+		}
+		msgs = append(msgs, name+": "+fe.Problem)
+	}
+	if len(msgs) == 0 {
+		return &usageError{err}
+	}
+	return &usageError{&flagsError{msg: strings.Join(msgs, "; "), err: err}}
+}
+
+// flagsError says which flags' values a Config refused; it wraps the
+// Config's *config.FieldErrors.
+type flagsError struct {
+	msg string
+	err error
+}
+
+func (e *flagsError) Error() string { return e.msg }
+func (e *flagsError) Unwrap() error { return e.err }
+
+// fieldFlags names the flag that sets a Config field, for messages.
+var fieldFlags = map[string]string{
+	"RetryMin": "--retry-min", "RetryMax": "--retry-max", "MaxAttempts": "--max-attempts",
+	"Timeout": "--delivery-timeout", "Workers": "--delivery-workers", "RateLimit": "--rate-limit",
+	"SigningKeys": "--signing-key", "Jobs": "--jobs", "MaxDeletes": "--max-deletes",
+	"MemoryLimit": "--memory-limit", "Debounce": "--debounce", "Poll": "--poll",
+	"Encodings": "--encodings", "Encoding": "--encoding", "Shard": "--shard",
 }

@@ -93,6 +93,9 @@ func TestDevRefusesWhatSidecarRefuses(t *testing.T) {
 			if code != exitUsage {
 				t.Fatalf("dev: exit %d, want %d\n%s%s", code, exitUsage, out, errs)
 			}
+			if _, err := os.Stat(work); err == nil {
+				t.Error("dev wrote its work folder before refusing the flags")
+			}
 		})
 	}
 }
