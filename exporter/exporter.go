@@ -87,8 +87,8 @@ type Exporter struct {
 // is missing, an encoding is unknown, or the manifest cannot be read or
 // decoded.
 func New(cfg Config) (*Exporter, error) {
-	if cfg.Src == nil || cfg.Out == nil || cfg.Private == nil {
-		return nil, errors.New("exporter: Src, Out and Private file systems are required")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	def := func(s *string, v string) {
 		if *s == "" {
@@ -103,18 +103,10 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Encodings == nil {
 		cfg.Encodings = site.Encodings
 	}
-	for _, enc := range cfg.Encodings {
-		if e, ok := site.EncodingByName(enc.Name); !ok || e != enc {
-			return nil, fmt.Errorf("exporter: unknown encoding %q", enc.Name)
-		}
-	}
 	if cfg.Jobs <= 0 {
 		cfg.Jobs = runtime.NumCPU()
 	}
 	cfg.Clock = clock.Or(cfg.Clock)
-	if cfg.Shards > 1 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards) {
-		return nil, fmt.Errorf("exporter: shard %d is not in [0, %d)", cfg.Shard, cfg.Shards)
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

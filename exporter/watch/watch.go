@@ -103,11 +103,8 @@ type result struct {
 // falls back to polling, with one warning, when they cannot be set up. It
 // returns an error when Dir cannot be read or cfg is incomplete.
 func New(cfg Config) (*Watcher, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("watch: no source folder")
-	}
-	if cfg.Handler == nil {
-		return nil, errors.New("watch: no handler")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
 	}
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
