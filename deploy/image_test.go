@@ -322,7 +322,7 @@ func TestSidecarInContainer(t *testing.T) {
 	if code := strings.TrimSpace(ctr(t, eng, "inspect", "--format", "{{.State.ExitCode}}", name)); code != "0" {
 		t.Errorf("exit code after SIGTERM %s, want 0 (a graceful stop)", code)
 	}
-	if !strings.Contains(logs(eng, name), "sidecar shutting down") {
+	if !strings.Contains(logs(eng, name), "shutting down") {
 		t.Errorf("the logs do not show a graceful shutdown")
 	}
 	hooks.mu.Lock()

@@ -121,7 +121,7 @@ func (e *Exporter) scan(folders []string) *scanned {
 	for id, mg := range s.published {
 		byFolder[mg.Folder] = id
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	e.parallel(len(folders), func(i int) {
 		f := folders[i]
 		if id, ok := byFolder[f]; ok {

@@ -6,19 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Default URL settings: everything on one local host, as "guidepub dev"
@@ -30,50 +29,6 @@ const (
 	DefaultBaseURL      = "http://localhost:8080"
 	DefaultSourceName   = "Service"
 )
-
-// Config is what an Exporter reads, writes and links to. Zero values take
-// the defaults named on each field.
-type Config struct {
-	Src    afero.Fs // bundles: SrcDir/<folder>/guide.json (required)
-	SrcDir string
-	Out    afero.Fs // public tree (required)
-	OutDir string
-	// Private is the private tree: site.RecordPath, site.EventPath,
-	// site.PrivateDocPath and site.ManifestFile (required).
-	Private    afero.Fs
-	PrivateDir string
-
-	// URL settings (see docs/documents.md#base-addresses); defaults DefaultViewURL,
-	// DefaultUnbrandedURL, DefaultEmbedURL and DefaultBaseURL.
-	ViewURL, UnbrandedURL, EmbedURL, BaseURL string
-	// SourceName is the autofill ...Source value; default DefaultSourceName.
-	SourceName string
-	// Encodings are the compressed siblings written beside each document;
-	// nil means site.Encodings. An empty non-nil slice writes none.
-	Encodings []site.Encoding
-	// Jobs is how many documents are compressed at once (the CPU-bound
-	// part of an export); ExportAll keeps up to twice as many guides in
-	// flight so that file I/O overlaps compression. Default
-	// runtime.NumCPU().
-	Jobs int
-	// Now is the clock view expiry is checked against; default time.Now.
-	Now func() time.Time
-	// Logger receives one line per changed or rejected guide; default
-	// discards.
-	Logger *slog.Logger
-	// Progress, when non-nil, gets a progress bar during ExportAll.
-	Progress io.Writer
-	// Shard and Shards split a full rebuild across machines: with Shards
-	// > 1, ExportAll handles only the folders f with ShardOf(f, Shards) ==
-	// Shard and keeps its own manifest (ManifestName), so shards writing
-	// into one public tree never unpublish each other's guides. Ids
-	// claimed by two bundles of different shards are not detected.
-	Shard, Shards int
-	// Limits bound what one bundle may hold and the size of one rendered
-	// document; zero fields take bundle.DefaultLimits (see
-	// docs/robustness.md).
-	Limits bundle.Limits
-}
 
 // ShardOf returns the shard, in [0, n), that a bundle folder belongs to: a
 // stable hash (FNV-1a) of its name, so every machine agrees.
@@ -123,8 +78,8 @@ type Exporter struct {
 // is missing, an encoding is unknown, or the manifest cannot be read or
 // decoded.
 func New(cfg Config) (*Exporter, error) {
-	if cfg.Src == nil || cfg.Out == nil || cfg.Private == nil {
-		return nil, errors.New("exporter: Src, Out and Private file systems are required")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	def := func(s *string, v string) {
 		if *s == "" {
@@ -139,20 +94,10 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Encodings == nil {
 		cfg.Encodings = site.Encodings
 	}
-	for _, enc := range cfg.Encodings {
-		if e, ok := site.EncodingByName(enc.Name); !ok || e != enc {
-			return nil, fmt.Errorf("exporter: unknown encoding %q", enc.Name)
-		}
-	}
 	if cfg.Jobs <= 0 {
 		cfg.Jobs = runtime.NumCPU()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Shards > 1 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards) {
-		return nil, fmt.Errorf("exporter: shard %d is not in [0, %d)", cfg.Shard, cfg.Shards)
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // testNow is the fixed clock of the tests: after the fixtures' 2020 expiry,
@@ -67,7 +68,7 @@ func newEnv(t *testing.T, kind fsKind) *env {
 	ev.cfg = Config{
 		Src: fsys, SrcDir: ev.srcDir, Out: fsys, OutDir: ev.outDir, Private: fsys, PrivateDir: ev.privDir,
 		ViewURL: testURLs.view, UnbrandedURL: testURLs.unbranded, EmbedURL: testURLs.embed, BaseURL: testURLs.base,
-		Jobs: 2, Now: func() time.Time { return ev.now },
+		Jobs: 2, Clock: clocktest.NowFunc(func() time.Time { return ev.now }),
 	}
 	return ev
 }

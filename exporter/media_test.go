@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // osEnv is an environment on the operating system's file system.
@@ -179,6 +180,6 @@ func newBenchEnv(b *testing.B) *env {
 	ev.src, ev.out = osfs, osfs
 	copyFixtures(b, osfs, ev.srcDir)
 	ev.cfg = Config{Src: osfs, SrcDir: ev.srcDir, Out: osfs, OutDir: ev.outDir, Private: osfs, PrivateDir: ev.privDir,
-		Jobs: 2, Now: func() time.Time { return testNow }}
+		Jobs: 2, Clock: clocktest.NowFunc(func() time.Time { return testNow })}
 	return ev
 }

@@ -197,7 +197,7 @@ func guideStatus(b *bundle.Bundle, now time.Time) (ready bool, next time.Time) {
 // after everything else was written.
 func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.ManifestGuide) (GuideResult, site.ManifestGuide, error) {
 	g := &b.Guide
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	res := GuideResult{Folder: b.Folder, GuideID: g.GuideID, Views: len(g.Views)}
 	res.Ready, res.NextChange = guideStatus(b, now)
 	inputs := namedFiles(g)

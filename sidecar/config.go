@@ -1,13 +1,17 @@
 package sidecar
 
 import (
-	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/sidecar/authtoken"
+	"github.com/guidepub/guidepub/site/clock"
+	"github.com/guidepub/guidepub/site/config"
 )
 
 // DefaultTokenCacheTTL is how long a credential read from the store is
@@ -40,16 +44,16 @@ type Config struct {
 	// Empty: a key is generated once and kept in the store (SigningKeySecret).
 	SigningKeys [][]byte
 
-	// TokenCacheTTL: see DefaultTokenCacheTTL (used when zero); negative
-	// disables the cache.
+	// TokenCacheTTL is how long a credential read from the store is reused
+	// (DefaultConfig: DefaultTokenCacheTTL); zero disables the cache.
 	TokenCacheTTL time.Duration
 
 	// OAuth, when set, is the authorization server: its endpoints are
 	// served and its access tokens accepted like API tokens.
 	OAuth *oauth.Server
 
-	Now    func() time.Time // clock; time.Now when nil
-	Logger *slog.Logger     // slog.Default() when nil
+	Clock  clock.Clock  // clock.System() when nil
+	Logger *slog.Logger // slog.Default() when nil
 
 	// Registerer receives the API metrics; Gatherer is what /metrics
 	// serves. When both are nil a private registry is used for both.
@@ -60,17 +64,12 @@ type Config struct {
 // withDefaults returns cfg with its zero fields filled in, or an error for a
 // configuration that cannot work.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.PrivateFS == nil {
-		return cfg, errors.New("sidecar: Config.PrivateFS is required")
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("sidecar: %w", err)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.TokenCacheTTL == 0 {
-		cfg.TokenCacheTTL = DefaultTokenCacheTTL
 	}
 	if cfg.RateLimit > 0 && cfg.Burst <= 0 {
 		cfg.Burst = int(cfg.RateLimit)
@@ -105,4 +104,25 @@ func (cfg Config) root() afero.Fs {
 		return cfg.PrivateFS
 	}
 	return afero.NewBasePathFs(cfg.PrivateFS, cfg.PrivateDir)
+}
+
+// DefaultConfig returns the settings "guidepub sidecar" starts from: 100
+// Portal API requests per second per app, the DefaultTokenCacheTTL and
+// the system clock. PrivateFS and PrivateDir are left to the caller.
+func DefaultConfig() Config {
+	return Config{RateLimit: 100, TokenCacheTTL: DefaultTokenCacheTTL, Clock: clock.System()}
+}
+
+// Validate returns one *config.FieldError per field that cannot work
+// (joined), or nil.
+func (cfg Config) Validate() error {
+	var p config.Problems
+	p.Add(cfg.PrivateFS != nil, "PrivateFS", "is required")
+	p.Add(cfg.RateLimit >= 0 && cfg.RateLimit <= 1e9, "RateLimit", "must be between 0 and 1e9, got %v", cfg.RateLimit)
+	p.Add(cfg.Burst >= 0, "Burst", "must not be negative, got %d", cfg.Burst)
+	p.Add(cfg.TokenCacheTTL >= 0, "TokenCacheTTL", "must not be negative, got %s", cfg.TokenCacheTTL)
+	for i, k := range cfg.SigningKeys {
+		p.Add(len(k) >= authtoken.MinKeyLen, "SigningKeys", "key %d is %d bytes, want at least %d", i+1, len(k), authtoken.MinKeyLen)
+	}
+	return p.Err()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 	"github.com/spf13/afero"
 )
 
@@ -38,21 +39,21 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	}
 }
 
-// clock is a settable clock for tests.
-type clock struct {
+// testClock is a settable clock for tests.
+type testClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)} }
+func newClock() *testClock { return &testClock{t: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)} }
 
-func (c *clock) Now() time.Time {
+func (c *testClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *clock) Advance(d time.Duration) {
+func (c *testClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
@@ -92,7 +93,7 @@ func (rc *receiver) setStatus(code int) {
 type env struct {
 	t      testing.TB
 	dir    string
-	clock  *clock
+	clock  *testClock
 	store  *store.Store
 	queue  *delivery.Queue
 	events *Events
@@ -133,10 +134,10 @@ func newEnv(t testing.TB, dsn string, mod func(*Config)) *env {
 	e.writeGuide(guideReady, "alice", true, e.hooks.URL+"/a", e.hooks.URL+"/b")
 	e.writeGuide(guideNotReady, "alice", false)
 	e.writeGuide(guideOther, "bob", true, e.hooks.URL+"/bob")
-	cfg := Config{
-		PrivateFS: afero.NewOsFs(), PrivateDir: e.dir,
-		Now: e.clock.Now, Logger: logger,
-	}
+	cfg := DefaultConfig()
+	cfg.RateLimit = 0 // no limit unless a test sets one
+	cfg.PrivateFS, cfg.PrivateDir = afero.NewOsFs(), e.dir
+	cfg.Clock, cfg.Logger = clocktest.NowFunc(e.clock.Now), logger
 	if mod != nil {
 		mod(&cfg)
 	}

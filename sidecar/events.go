@@ -100,7 +100,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 		}
 		keys = [][]byte{key}
 	}
-	signer, err := authtoken.New(keys, cfg.Now)
+	signer, err := authtoken.New(keys, cfg.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
@@ -109,7 +109,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 		queue:  q,
 		signer: signer,
 		logger: cfg.Logger,
-		now:    cfg.Now,
+		now:    cfg.Clock.Now,
 		cache:  make(map[string]*guide),
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 	"github.com/spf13/afero"
 )
 
@@ -17,7 +18,7 @@ import (
 // rotate: tokens of the previous key still verify.
 func TestSigningKeyKeptInStore(t *testing.T) {
 	e := newEnv(t, storetestSQLite(t), nil)
-	cfg := Config{PrivateFS: afero.NewOsFs(), PrivateDir: e.dir, Now: e.clock.Now}
+	cfg := Config{PrivateFS: afero.NewOsFs(), PrivateDir: e.dir, Clock: clocktest.NowFunc(e.clock.Now)}
 	other, err := NewEvents(cfg, e.store, e.queue)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 	"github.com/spf13/afero"
 	"golang.org/x/oauth2"
 )
@@ -68,7 +69,7 @@ func newOAuthEnv(t *testing.T, dsn string, scopes ...string) *oauthEnv {
 	if err != nil {
 		t.Fatalf("oauth.New: %v", err)
 	}
-	srv, err := New(Config{PrivateFS: afero.NewOsFs(), PrivateDir: e.dir, Now: e.clock.Now,
+	srv, err := New(Config{PrivateFS: afero.NewOsFs(), PrivateDir: e.dir, Clock: clocktest.NowFunc(e.clock.Now),
 		Logger: ocfg.Logger, OAuth: e.auth}, e.store, e.queue, e.events)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -520,7 +521,7 @@ func TestOAuthTwoSidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{PrivateFS: afero.NewOsFs(), PrivateDir: a.dir, Now: a.clock.Now, Logger: logger, OAuth: auth},
+	srv, err := New(Config{PrivateFS: afero.NewOsFs(), PrivateDir: a.dir, Clock: clocktest.NowFunc(a.clock.Now), Logger: logger, OAuth: auth},
 		st, a.queue, a.events)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,29 @@ package main
 
 import (
 	"io"
+	"log/slog"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/guidepub/guidepub/site/clock"
 )
 
+// env is what every command shares: the clock it reads the time from and
+// where it writes. Each command is a method set on it: xxxCommand returns
+// the command's usage and flags, runXxx is its action.
+type env struct {
+	clock          clock.Clock
+	stdout, stderr io.Writer
+}
+
 // newApp returns the guidepub command-line application writing to stdout
-// and stderr.
+// and stderr, on the system clock.
 func newApp(stdout, stderr io.Writer) *cli.App {
+	return newAppWith(&env{clock: clock.System(), stdout: stdout, stderr: stderr})
+}
+
+// newAppWith returns the application of e.
+func newAppWith(e *env) *cli.App {
 	app := &cli.App{
 		Name:  "guidepub",
 		Usage: "publish measured floor-plan data as a static site and a small sidecar",
@@ -21,21 +37,21 @@ Every setting can also be given as an environment variable: GUIDEPUB_ and the
 flag name in capitals with '-' as '_' (GUIDEPUB_VIEW_URL for --view-url); each
 command's help names them. Only the one-shot --print-config and --print-schema
 have none.`,
-		Writer:          stdout,
-		ErrWriter:       stderr,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
-			exportCommand(),
-			validateCommand(),
-			watchCommand(),
-			serveCommand(),
-			sidecarCommand(),
-			devCommand(),
-			tokenCommand(),
+			e.exportCommand(),
+			e.validateCommand(),
+			e.watchCommand(),
+			e.serveCommand(),
+			e.sidecarCommand(),
+			e.devCommand(),
+			e.tokenCommand(),
 			appCommand(),
 			ownerCommand(),
 			healthcheckCommand(),
-			publishCommand(),
+			e.publishCommand(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -43,13 +59,24 @@ have none.`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Suggest: true,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{err}
-		},
+		Suggest:        true,
+		OnUsageError:   onUsageError,
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped in main
 	}
+	setUsageErrors(app.Commands)
 	return app
+}
+
+// onUsageError marks a flag parsing error as bad usage (exit status 2).
+func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
+
+// setUsageErrors sets onUsageError on every command and subcommand:
+// cli.App.OnUsageError covers only the global flags.
+func setUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		setUsageErrors(c.Subcommands)
+	}
 }
 
 // envVars returns the environment variable names for a flag.
@@ -64,4 +91,10 @@ func envVars(flag string) []string {
 		}
 	}
 	return []string{string(b)}
+}
+
+// newLogger returns the logger of every command: JSON lines on w, at level
+// Info (Warn for publish, whose progress goes to the terminal).
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }

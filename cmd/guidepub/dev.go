@@ -1,33 +1,25 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/afero"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
@@ -51,33 +43,9 @@ const devExample = "rue-saint-denis"
 // cannot contain '.', so no view can shadow it.
 const devReceiverPath = "/dev.webhook"
 
-// sidecarPaths are the path prefixes dev routes to the sidecar; everything
-// else goes to the static server.
-var sidecarPaths = append([]string{"/healthz", "/readyz", "/metrics"}, site.SidecarRoutes...)
-
 // devCommand returns the "dev" command: watch, serve and the sidecar in one
 // process.
-func devCommand() *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "src", EnvVars: envVars("src"),
-			Usage: "folder of bundles to watch (default: <work-dir>/src, filled once with the sample bundles)"},
-		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", EnvVars: envVars("addr"),
-			Usage: "host:port to listen on (port 0 picks a free one)"},
-		&cli.StringFlag{Name: "work-dir", Value: ".guidepub", EnvVars: envVars("work-dir"),
-			Usage: "work folder: out/ (public tree), private/, guidepub.db, and src/ and examples/ for the samples"},
-		&cli.StringFlag{Name: "store", EnvVars: envVars("store"),
-			Usage: "SQLite file or postgres:// URL of the store (default: <work-dir>/guidepub.db)"},
-		&cli.StringFlag{Name: "view-url", EnvVars: envVars("view-url"), Usage: "public host of views (default: the listening address)"},
-		&cli.StringFlag{Name: "unbranded-url", EnvVars: envVars("unbranded-url"), Usage: "public host of unbranded views (default: the listening address)"},
-		&cli.StringFlag{Name: "embed-url", EnvVars: envVars("embed-url"), Usage: "public path of embedded views (default: <listening address>/embed)"},
-		&cli.StringFlag{Name: "base-url", EnvVars: envVars("base-url"), Usage: "Portal host (default: the listening address)"},
-	}
-	flags = append(flags, watchFlags()...)
-	for _, f := range deliveryFlags() {
-		if f.Names()[0] != "allow-private-targets" { // always allowed in dev
-			flags = append(flags, f)
-		}
-	}
+func (e *env) devCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
 		Usage: "watch, serve and run the sidecar in one process, on an embedded store: the whole service on one machine",
@@ -89,6 +57,10 @@ SQLite file in the work folder; webhook deliveries go out from this process,
 and loopback targets are allowed. It prints the URLs to try, and creates a
 Portal API token for each owner of the exported guides (printed once).
 
+--src defaults to <work-dir>/src, filled once with the sample bundles;
+--store to <work-dir>/guidepub.db; the URL flags to the listening address
+(--embed-url to <listening address>/embed).
+
 The sample bundles' webhooks point at this process's own receiver,
 ` + devReceiverPath + `, which checks each delivery's signature and logs it.
 
@@ -96,32 +68,48 @@ Examples:
    guidepub dev                                  # the sample bundles, on 127.0.0.1:8080
    guidepub dev --src bundles --addr 127.0.0.1:9000
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
-		Flags:        flags,
-		OnUsageError: commandUsageError,
-		Action:       runDev,
+		// allow-private-targets is not among them: dev always allows them.
+		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), deliveryFlags()),
+		Action: e.runDev,
 	}
 }
 
-// runDev is the dev command.
-func runDev(c *cli.Context) error {
-	ctx := c.Context
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
-	stdout := c.App.Writer
+// runDev is the dev command: the exporter, watcher, static server and
+// sidecar of "watch", "serve" and "sidecar", built from the same
+// configurations, with dev's overrides (work folder, URLs of the listening
+// address, private webhook targets allowed).
+func (e *env) runDev(c *cli.Context) error {
+	logger := newLogger(e.stderr, slog.LevelInfo)
+	stdout := e.stdout
 
 	work, err := filepath.Abs(c.String("work-dir"))
 	if err != nil {
 		return usagef("--work-dir: %v", err)
 	}
 	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
+	// The sidecar's settings are read and validated before anything
+	// listens, exactly as "sidecar" does.
+	side := defaultSidecarConfig()
+	if err := readDeliveryFlags(c, &side); err != nil {
+		return err
+	}
+	side.AllowPrivateTargets = true // the samples' webhooks point at this process
+	side.Private, side.Logger, side.Clock = priv, logger, e.clock
+	if side.InstanceID == "" {
+		side.InstanceID = defaultInstanceID(c.String("addr"))
+	}
+	if err := side.validate(); err != nil {
+		return err
+	}
 	for _, d := range []string{work, out, priv} {
 		if err := ensureDir(d); err != nil {
-			return cli.Exit(fmt.Sprintf("work folder: %v", err), exitFailure)
+			return fmt.Errorf("work folder: %w", err)
 		}
 	}
 
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("listen: %v", err), exitFailure)
+		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
@@ -131,7 +119,7 @@ func runDev(c *cli.Context) error {
 	if src == "" {
 		src = filepath.Join(work, devSrcDir)
 		if err := seedSamples(work, base+devReceiverPath); err != nil {
-			return cli.Exit(fmt.Sprintf("copy the sample bundles: %v", err), exitFailure)
+			return fmt.Errorf("copy the sample bundles: %w", err)
 		}
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
@@ -144,83 +132,59 @@ func runDev(c *cli.Context) error {
 		return def
 	}
 	osfs := afero.NewOsFs()
-	cfg := exporter.Config{
-		Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv,
-		ViewURL: urlOr("view-url", base), UnbrandedURL: urlOr("unbranded-url", base),
-		EmbedURL: urlOr("embed-url", base+"/embed"), BaseURL: urlOr("base-url", base),
-		Now: time.Now,
+	cfg := exporter.DefaultConfig()
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
+	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base)
+	cfg.EmbedURL, cfg.BaseURL = urlOr("embed-url", base+"/embed"), urlOr("base-url", base)
+	cfg.Clock = e.clock
+	if err := validConfig(cfg.Validate()); err != nil {
+		return err
 	}
 
-	dsn := c.String("store")
-	if dsn == "" {
-		dsn = filepath.Join(work, devStoreFile)
+	side.Store = c.String("store")
+	if side.Store == "" {
+		side.Store = filepath.Join(work, devStoreFile)
 	}
-	rate, err := parseRate(c.String("rate-limit"))
+	side.ViewURL, side.BaseURL = cfg.ViewURL, cfg.BaseURL
+	parts, err := openSidecar(c.Context, side)
 	if err != nil {
-		return usagef("--rate-limit: %v", err)
+		return err
 	}
-	keys, err := parseSigningKeys(c.StringSlice("signing-key"))
+	scfg := serve.DefaultConfig()
+	scfg.Logger, scfg.NoWatch = logger, true // the watcher reloads it
+	static, err := serve.New(osfs, out, scfg)
 	if err != nil {
-		return usagef("--signing-key: %v", err)
-	}
-	parts, err := openSidecar(ctx, sidecarConfig{
-		Private: priv, Store: dsn, ViewURL: cfg.ViewURL, BaseURL: cfg.BaseURL,
-		RetryMin: c.Duration("retry-min"), RetryMax: c.Duration("retry-max"),
-		MaxAttempts: c.Int("max-attempts"), DeliveryTimeout: c.Duration("delivery-timeout"),
-		DeliveryWorkers:     c.Int("delivery-workers"),
-		AllowPrivateTargets: true, // the samples' webhooks point at this process
-		RateLimit:           rate, SigningKeys: keys, Logger: logger,
-		InstanceID:     cmp.Or(c.String("instance-id"), defaultInstanceID(c.String("addr"))),
-		AccessTokenTTL: c.Duration("access-token-ttl"), RefreshTokenTTL: c.Duration("refresh-token-ttl"),
-	})
-	if err != nil {
-		return cli.Exit(err.Error(), exitFailure)
-	}
-	st := parts.Store
-	static, err := serve.New(osfs, out, serve.Config{Logger: logger, NoWatch: true})
-	if err != nil {
-		return cli.Exit(err.Error(), exitFailure)
+		parts.Close(context.Background())
+		return err
 	}
 	defer static.Close()
-
-	srv := &http.Server{
-		Handler:           devHandler(parts.Server, static, &devReceiver{privateDir: priv, url: base + devReceiverPath, logger: logger}),
-		ReadHeaderTimeout: 10 * time.Second,
-		// "OPTIONS *" reaches the handler (a JSON 404) instead of net/http's empty 200.
-		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	if err := parts.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := parts.Start(context.WithoutCancel(c.Context)); err != nil {
 		parts.Close(context.Background())
-		return cli.Exit(err.Error(), exitFailure)
+		return fmt.Errorf("start delivery queue: %w", err)
 	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		srv.Shutdown(stopCtx)
-		if err := parts.Close(stopCtx); err != nil {
-			logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
-		}
-	}()
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
+	ctx, stop := context.WithCancel(c.Context)
+	defer stop()
+	mux := devMux(parts.Server, static, &devReceiver{privateDir: priv, url: base + devReceiverPath, logger: logger})
+	served := make(chan error, 1)
 	go func() {
-		if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("serve", "error", err.Error())
-			stopWatch()
-		}
+		served <- serveHTTP(ctx, ln, mux, logger, func(ctx context.Context) error {
+			if err := parts.Close(ctx); err != nil {
+				logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
+			}
+			return nil
+		})
+		stop() // a server that fails stops the watcher too
 	}()
-	return watchAndExport(watchCtx, watchSetup{
+	werr := watchAndExport(ctx, watchSetup{
 		Exporter: cfg,
 		Events:   parts.Events,
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
+		Clock:    e.clock,
 		Logger:   logger,
 		Stdout:   stdout,
-		Stderr:   c.App.ErrWriter,
+		Stderr:   e.stderr,
 		Exported: func(ids []string) {
 			var err error
 			if ids == nil {
@@ -234,131 +198,31 @@ func runDev(c *cli.Context) error {
 		},
 		Started: func(rep *exporter.Report) {
 			if err := printDevGuide(ctx, stdout, devGuide{
-				base: base, src: src, work: work, store: st, priv: priv, report: rep,
-				examples: filepath.Join(work, devExamplesDir),
+				base: base, src: src, work: work, store: parts.Store, priv: priv, report: rep,
+				examples: filepath.Join(work, devExamplesDir), now: e.clock.Now(),
 			}); err != nil {
 				logger.Error("create Portal API tokens", "error", err.Error())
 			}
 			fmt.Fprintln(stdout, "guidepub dev: ready")
 		},
 	})
+	stop()
+	return errors.Join(werr, <-served)
 }
 
-// devHandler routes the sidecar's paths to side, the receiver's to recv and
+// devMux routes the sidecar's paths to side, the receiver's to recv and
 // everything else to static.
-func devHandler(side, static, recv http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if p == devReceiverPath {
-			recv.ServeHTTP(w, r)
-			return
-		}
-		for _, prefix := range sidecarPaths {
-			if p == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(p, prefix) {
-				side.ServeHTTP(w, r)
-				return
-			}
-		}
-		static.ServeHTTP(w, r)
-	})
-}
-
-// seedSamples copies the embedded sample bundles into <work>/src (and the
-// example into <work>/examples), once: an existing src folder is left
-// alone. Their webhooks are pointed at receiver.
-func seedSamples(work, receiver string) error {
-	src := filepath.Join(work, devSrcDir)
-	if _, err := os.Stat(src); err == nil {
-		return nil
+func devMux(side, static, recv http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, p := range []string{"/api", "/private", "/oauth", "/healthz", "/readyz", "/metrics"} {
+		mux.Handle(p, side)
 	}
-	tmp, err := os.MkdirTemp(work, ".seed-")
-	if err != nil {
-		return err
+	for _, p := range site.SidecarRoutes {
+		mux.Handle(p, side)
 	}
-	defer os.RemoveAll(tmp)
-	err = fs.WalkDir(fixtures.Bundles, "bundles", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, "bundles"), "/")
-		if rel == "" {
-			return nil
-		}
-		folder, _, _ := strings.Cut(rel, "/")
-		into := devSrcDir
-		if folder == devExample {
-			into = devExamplesDir
-		}
-		dst := filepath.Join(tmp, into, filepath.FromSlash(rel))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := fs.ReadFile(fixtures.Bundles, p)
-		if err != nil {
-			return err
-		}
-		if path.Base(p) == bundle.FileName {
-			if data, err = pointWebhooks(data, receiver); err != nil {
-				return fmt.Errorf("%s: %w", rel, err)
-			}
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(tmp, devSrcDir), 0o755); err != nil {
-		return err
-	}
-	ex := filepath.Join(work, devExamplesDir)
-	if _, err := os.Stat(filepath.Join(tmp, devExamplesDir)); err == nil {
-		if err := os.RemoveAll(ex); err != nil {
-			return err
-		}
-		if err := os.Rename(filepath.Join(tmp, devExamplesDir), ex); err != nil {
-			return err
-		}
-	}
-	return os.Rename(filepath.Join(tmp, devSrcDir), src)
-}
-
-// pointWebhooks returns guide.json data with its webhooks replaced by one,
-// to url, keeping the first secret (or making one, so deliveries are
-// signed).
-func pointWebhooks(data []byte, url string) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var g map[string]any
-	if err := dec.Decode(&g); err != nil {
-		return nil, err
-	}
-	secret := ""
-	if hooks, ok := g["webhooks"].([]any); ok {
-		for _, h := range hooks {
-			if m, ok := h.(map[string]any); ok {
-				if s, ok := m["secret"].(string); ok && s != "" {
-					secret = s
-					break
-				}
-			}
-		}
-	}
-	if secret == "" {
-		key := make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		secret = bundle.SecretPrefix + base64.StdEncoding.EncodeToString(key)
-	}
-	g["webhooks"] = []any{map[string]any{"url": url, "secret": secret}}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(g); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	mux.Handle(devReceiverPath, recv)
+	mux.Handle("/", static)
+	return mux
 }
 
 // devGuide is what printDevGuide shows.
@@ -366,7 +230,11 @@ type devGuide struct {
 	base, src, work, priv, examples string
 	store                           *store.Store
 	report                          *exporter.Report
+	now                             time.Time // the tokens' creation time
 }
+
+// devScopes are the scopes of the Portal API tokens dev creates.
+var devScopes = []string{apitoken.ScopeEvents, "guide.read", "guide.list"}
 
 // printDevGuide prints the URLs to try: views, the Portal API with a fresh
 // token per owner, and how to upload. It returns an error when a token
@@ -415,8 +283,8 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 			return err
 		}
 		err = g.store.CreateToken(ctx, store.Token{
-			AppID: appID, OwnerID: o, Scopes: []string{apitoken.ScopeEvents, "guide.read", "guide.list"},
-			Hash: apitoken.Hash(token), CreatedAt: time.Now().UTC(),
+			AppID: appID, OwnerID: o, Scopes: devScopes,
+			Hash: apitoken.Hash(token), CreatedAt: g.now.UTC(),
 		})
 		if err != nil {
 			return err
@@ -448,7 +316,7 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 		return fmt.Sprintf("curl -s %s-H 'X-Svc-App-Id: %s' -H 'X-Svc-App-Token: %s' %s%s", m, c.appID, c.token, g.base, apiPath)
 	}
 	p("")
-	p("Portal API: a token with scope %s was created for each owner (shown only now; the store keeps a hash):", apitoken.ScopeEvents)
+	p("Portal API: a token with scopes %s was created for each owner (shown only now; the store keeps a hash):", strings.Join(devScopes, ","))
 	for _, o := range ownerIDs {
 		p("  owner %s: X-Svc-App-Id: %s  X-Svc-App-Token: %s", o, creds[o].appID, creds[o].token)
 	}
@@ -503,47 +371,17 @@ func readRecord(priv, guideID string) (site.GuideRecord, error) {
 	return rec, err
 }
 
-// devReceiver is dev's own webhook receiver: it verifies a delivery's
-// Standard Webhooks signature with the secret the guide lists for its URL,
-// logs it, and answers 204.
-type devReceiver struct {
-	privateDir, url string
-	logger          *slog.Logger
-}
+// errNotFolder reports a --src or --work-dir that is not a folder.
+var errNotFolder = errors.New("not a folder")
 
-func (d *devReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "POST a webhook delivery here", http.StatusMethodNotAllowed)
-		return
+// ensureDir creates dir (and its parents) when missing and checks it is a
+// folder.
+func ensureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 8<<20))
-	if err != nil {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: %w", filepath.Clean(dir), errNotFolder)
 	}
-	var ev struct {
-		Type    string `json:"type"`
-		GuideID string `json:"guideId"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil {
-		d.logger.Warn("webhook received: body is not a JSON object", "error", err.Error())
-		http.Error(w, "body is not a JSON object", http.StatusBadRequest)
-		return
-	}
-	signature := "unsigned"
-	if rec, err := readRecord(d.privateDir, ev.GuideID); err == nil {
-		for _, h := range rec.Webhooks {
-			if h.URL != d.url || h.Secret == "" {
-				continue
-			}
-			signature = "invalid"
-			if wh, err := standardwebhooks.NewWebhook(h.Secret); err == nil && wh.Verify(body, r.Header) == nil {
-				signature = "valid"
-			}
-		}
-	}
-	d.logger.Info("webhook received", "type", ev.Type, "guide", ev.GuideID,
-		"webhook-id", r.Header.Get("webhook-id"), "signature", signature, "bytes", len(body))
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

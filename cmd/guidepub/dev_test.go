@@ -348,7 +348,7 @@ func testDevPolling(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--poll", "50ms")
-	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), "mode=poll") })
+	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), `"mode":"poll"`) })
 	const folder = "rue-saint-denis"
 	files := sampleBundle(t, folder, "https://hooks.example.com/ready")
 	upload(t, src, folder, files)
@@ -463,9 +463,9 @@ func testDevSamples(t *testing.T, bin string) {
 		}
 	}
 	eventually(t, "the samples' events at dev's receiver", func() bool {
-		return strings.Count(dev.stderr.String(), "signature=valid") >= 2
+		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
 	})
-	if strings.Contains(dev.stderr.String(), "signature=invalid") {
+	if strings.Contains(dev.stderr.String(), `"signature":"invalid"`) {
 		t.Error("a delivery with an invalid signature")
 	}
 
@@ -493,6 +493,18 @@ func testDevSamples(t *testing.T, bin string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), appID) {
 		t.Errorf("integration test: %d %s", resp.StatusCode, body)
+	}
+
+	// The printed scopes are those of the stored token.
+	code, out, errs := runCLI(t, "token", "list", "--store", filepath.Join(work, devStoreFile), "--json")
+	var toks []tokenInfo
+	if code != 0 || json.Unmarshal([]byte(out), &toks) != nil {
+		t.Fatalf("token list: exit %d\n%s%s", code, out, errs)
+	}
+	for _, tok := range toks {
+		if tok.AppID == appID && !strings.Contains(dev.stdout.String(), "scopes "+strings.Join(tok.Scopes, ",")+" was created") {
+			t.Errorf("dev printed other scopes than the token's %v:\n%s", tok.Scopes, dev.stdout)
+		}
 	}
 
 	// The printed upload: copy the example in, it is served.

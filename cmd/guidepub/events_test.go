@@ -81,7 +81,7 @@ func TestExportStoreQueuesReadyEvents(t *testing.T) {
 // assertDeliveries checks the number of deliveries queued per guide.
 func assertDeliveries(t *testing.T, priv, db string, want map[string]int) {
 	t.Helper()
-	parts, err := openSidecar(context.Background(), sidecarConfig{Private: priv, Store: db})
+	parts, err := openSidecar(context.Background(), newSidecarConfig(priv, db, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

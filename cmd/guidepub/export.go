@@ -1,14 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
@@ -16,48 +16,76 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/bundleschema"
+	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/site"
 )
 
-// urlFlags returns the URL settings shared by every command that renders
-// or serves links: --view-url, --unbranded-url, --embed-url, --base-url.
-func urlFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "view-url", Value: exporter.DefaultViewURL, EnvVars: envVars("view-url"),
-			Usage: "public host of views: {view_url}/<viewId>"},
-		&cli.StringFlag{Name: "unbranded-url", Value: exporter.DefaultUnbrandedURL, EnvVars: envVars("unbranded-url"),
-			Usage: "public host of unbranded views"},
-		&cli.StringFlag{Name: "embed-url", Value: exporter.DefaultEmbedURL, EnvVars: envVars("embed-url"),
-			Usage: "public path of embedded views (iframes)"},
-		&cli.StringFlag{Name: "base-url", Value: exporter.DefaultBaseURL, EnvVars: envVars("base-url"),
-			Usage: "Portal host: manage links and the Portal API"},
+// exportCommand returns the "export" command: one full, incremental build
+// of every bundle.
+func (e *env) exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "export every bundle under --src into the public (--out) and private (--private) trees",
+		Description: `Renders each view's data/status, data/summary and reso/autofill (plus .br, .zst
+and .gz siblings) and public media into --out, and each guide's record, ready
+event and private documents into --private. Unchanged files are not rewritten;
+files of removed views, aliases and guides are deleted. Exit status 1 when a
+bundle was rejected (the others are still exported).
+
+With --store, the ready event of every ready guide is queued for its webhooks
+in the sidecar's store, once per guide revision: re-exporting unchanged
+content queues nothing. With --shard i/n, only the bundle folders whose name
+hashes to shard i are exported, with a manifest of their own, so n machines
+can share one full rebuild.
+
+Examples:
+   guidepub export --src bundles --out public --private private
+   guidepub export --src bundles --out public --private private --store private/guidepub.db
+   guidepub export --src bundles --out public --private private --shard 1/4`,
+		Flags:  flags(exportFlags(), eventFlags(), shardFlag()),
+		Action: e.runExport,
 	}
 }
 
-// exportFlags returns the flags of "export" (and of commands that export,
-// such as "watch"): sources, destinations, encodings, jobs, URLs and the
-// autofill source name.
-func exportFlags() []cli.Flag {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "src", Usage: "folder of bundles (<src>/<folder>/guide.json)", EnvVars: envVars("src")},
-		&cli.StringFlag{Name: "out", Usage: "public tree to write (served as is by a CDN)", EnvVars: envVars("out")},
-		&cli.StringFlag{Name: "private", Usage: "private tree to write (events, records, private documents; never published)", EnvVars: envVars("private")},
-		&cli.StringFlag{Name: "encodings", Value: encodingNames(site.Encodings), EnvVars: envVars("encodings"),
-			Usage: "compressed siblings written beside each document: a comma-separated subset of br,zstd,gzip, or \"none\""},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), EnvVars: envVars("jobs"), Usage: "documents compressed at once (twice as many guides are read and written meanwhile)"},
-		&cli.StringFlag{Name: "source-name", Value: exporter.DefaultSourceName, EnvVars: envVars("source-name"),
-			Usage: "value of the autofill ...Source fields"},
+// runExport is the "export" command.
+func (e *env) runExport(c *cli.Context) error {
+	cfg, err := e.exporterConfig(c)
+	if err != nil {
+		return err
 	}
-	return append(flags, urlFlags()...)
-}
-
-func encodingNames(encs []site.Encoding) string {
-	names := make([]string, len(encs))
-	for i, e := range encs {
-		names[i] = e.Name
+	if cfg.Shard, cfg.Shards, err = parseShard(c.String("shard")); err != nil {
+		return err
 	}
-	return strings.Join(names, ",")
+	logger := newLogger(e.stderr, slog.LevelInfo)
+	events, closeStore, err := e.openEvents(c, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		cfg.Progress = e.stderr
+	}
+	ex, err := exporter.New(cfg)
+	if err != nil {
+		return err
+	}
+	rep, err := ex.ExportAll(c.Context)
+	rejected := printProblems(e.stderr, rep.Guides)
+	fmt.Fprintln(e.stdout, rep.Summary())
+	if err != nil {
+		return fmt.Errorf("export failed: %w", err)
+	}
+	if events != nil {
+		queued, failed := queueReadyEvents(c.Context, events, rep, logger)
+		fmt.Fprintf(e.stdout, "%d ready event deliveries queued\n", queued)
+		if len(failed) > 0 {
+			return fmt.Errorf("ready event not queued for %d guide(s): %s", len(failed), strings.Join(failed, ", "))
+		}
+	}
+	if rejected > 0 {
+		return fmt.Errorf("%d bundle(s) rejected", rejected)
+	}
+	return nil
 }
 
 // parseEncodings parses the --encodings value.
@@ -83,9 +111,9 @@ func parseEncodings(s string) ([]site.Encoding, error) {
 }
 
 // exporterConfig builds the exporter configuration from the flags of c,
-// on the operating system's file system. It returns a *usageError for bad
-// flag values.
-func exporterConfig(c *cli.Context) (exporter.Config, error) {
+// on the operating system's file system, starting from
+// exporter.DefaultConfig. It returns a *usageError for bad flag values.
+func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 	encs, err := parseEncodings(c.String("encodings"))
 	if err != nil {
 		return exporter.Config{}, usagef("--encodings: %v", err)
@@ -111,17 +139,17 @@ func exporterConfig(c *cli.Context) (exporter.Config, error) {
 		}
 	}
 	osfs := afero.NewOsFs()
-	return exporter.Config{
-		Src: osfs, SrcDir: src,
-		Out: osfs, OutDir: out,
-		Private: osfs, PrivateDir: priv,
-		ViewURL: c.String("view-url"), UnbrandedURL: c.String("unbranded-url"),
-		EmbedURL: c.String("embed-url"), BaseURL: c.String("base-url"),
-		SourceName: c.String("source-name"),
-		Encodings:  encs,
-		Jobs:       c.Int("jobs"),
-		Now:        time.Now,
-	}, nil
+	cfg := exporter.DefaultConfig()
+	cfg.Src, cfg.SrcDir = osfs, src
+	cfg.Out, cfg.OutDir = osfs, out
+	cfg.Private, cfg.PrivateDir = osfs, priv
+	cfg.ViewURL, cfg.UnbrandedURL = c.String("view-url"), c.String("unbranded-url")
+	cfg.EmbedURL, cfg.BaseURL = c.String("embed-url"), c.String("base-url")
+	cfg.SourceName = c.String("source-name")
+	cfg.Encodings = encs
+	cfg.Jobs = c.Int("jobs")
+	cfg.Clock = e.clock
+	return cfg, validConfig(cfg.Validate())
 }
 
 // sameOrInside reports whether folder a is b or inside b.
@@ -136,83 +164,6 @@ func cleanAbs(p string) string {
 	}
 	return p
 }
-
-// exportCommand returns the "export" command: one full, incremental build
-// of every bundle.
-func exportCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "export",
-		Usage: "export every bundle under --src into the public (--out) and private (--private) trees",
-		Description: `Renders each view's data/status, data/summary and reso/autofill (plus .br, .zst
-and .gz siblings) and public media into --out, and each guide's record, ready
-event and private documents into --private. Unchanged files are not rewritten;
-files of removed views, aliases and guides are deleted. Exit status 1 when a
-bundle was rejected (the others are still exported).
-
-With --store, the ready event of every ready guide is queued for its webhooks
-in the sidecar's store, once per guide revision: re-exporting unchanged
-content queues nothing. With --shard i/n, only the bundle folders whose name
-hashes to shard i are exported, with a manifest of their own, so n machines
-can share one full rebuild.
-
-Examples:
-   guidepub export --src bundles --out public --private private
-   guidepub export --src bundles --out public --private private --store private/guidepub.db
-   guidepub export --src bundles --out public --private private --shard 1/4`,
-		Flags: append(exportFlags(), append(eventFlags(),
-			&cli.StringFlag{Name: "shard", EnvVars: envVars("shard"),
-				Usage: "export only shard i of n (i/n, such as 0/4) to split a full rebuild across machines"})...),
-		OnUsageError: commandUsageError,
-		Action: func(c *cli.Context) error {
-			cfg, err := exporterConfig(c)
-			if err != nil {
-				return err
-			}
-			if cfg.Shard, cfg.Shards, err = parseShard(c.String("shard")); err != nil {
-				return err
-			}
-			logger := newLogger(c)
-			events, closeStore, err := openEvents(c, cfg, logger)
-			if err != nil {
-				var ue *usageError
-				if errors.As(err, &ue) {
-					return err
-				}
-				return cli.Exit(err.Error(), exitFailure)
-			}
-			defer closeStore()
-			stderr := c.App.ErrWriter
-			if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				cfg.Progress = stderr
-			}
-			e, err := exporter.New(cfg)
-			if err != nil {
-				return cli.Exit(err.Error(), exitFailure)
-			}
-			rep, err := e.ExportAll(c.Context)
-			rejected := printProblems(stderr, rep.Guides)
-			fmt.Fprintln(c.App.Writer, rep.Summary())
-			if err != nil {
-				return cli.Exit(fmt.Sprintf("export failed: %v", err), exitFailure)
-			}
-			if events != nil {
-				queued, failed := queueReadyEvents(c.Context, events, rep, logger)
-				fmt.Fprintf(c.App.Writer, "%d ready event deliveries queued\n", queued)
-				if len(failed) > 0 {
-					return cli.Exit(fmt.Sprintf("ready event not queued for %d guide(s): %s", len(failed), strings.Join(failed, ", ")), exitFailure)
-				}
-			}
-			if rejected > 0 {
-				return cli.Exit(fmt.Sprintf("%d bundle(s) rejected", rejected), exitFailure)
-			}
-			return nil
-		},
-	}
-}
-
-// commandUsageError marks a command's flag parsing error as bad usage
-// (exit status 2); cli.App.OnUsageError covers only the global flags.
-func commandUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
 
 // printProblems prints every problem of every rejected bundle on w, one per
 // line, and returns how many bundles were rejected.
@@ -230,88 +181,62 @@ func printProblems(w io.Writer, results []exporter.GuideResult) int {
 	return n
 }
 
-// withSchemaProblems adds to each result the problems the JSON Schema
-// finds in its guide.json that the bundle checks did not already report at
-// the same JSON path.
-func withSchemaProblems(res []exporter.GuideResult, src string) []exporter.GuideResult {
-	for i, r := range res {
-		file := filepath.ToSlash(filepath.Join(r.Folder, bundle.FileName))
-		data, err := os.ReadFile(filepath.Join(src, r.Folder, bundle.FileName))
-		if err != nil {
-			continue // the bundle checks report a missing guide.json
-		}
-		var be *bundle.Error
-		if !errors.As(r.Err, &be) {
-			be = &bundle.Error{Folder: r.Folder}
-		}
-		seen := map[string]bool{}
-		for _, p := range be.Problems {
-			seen[p.Path] = true
-		}
-		sps, err := bundleschema.Validate(data)
-		if err != nil {
-			continue // not JSON: the bundle checks said so with line and column
-		}
-		for _, sp := range sps {
-			if !seen[sp.Path] {
-				be.Problems = append(be.Problems, bundle.Problem{File: file, Path: sp.Path, Message: "schema: " + sp.Message})
-			}
-		}
-		if len(be.Problems) > 0 {
-			res[i].Err = be
-		}
+// openEvents opens the store named by --store and returns the Events that
+// queue ready events into it, and a function that closes the store. It
+// returns nil Events when --store is not set, a *usageError for a bad
+// --signing-key, and an error when the store cannot be opened.
+func (e *env) openEvents(c *cli.Context, cfg exporter.Config, logger *slog.Logger) (*sidecar.Events, func(), error) {
+	dsn := c.String("store")
+	if dsn == "" {
+		return nil, func() {}, nil
 	}
-	return res
+	keys, err := parseSigningKeys(c.StringSlice("signing-key"))
+	if err != nil {
+		return nil, nil, usagef("--signing-key: %v", err)
+	}
+	// The queue only records deliveries here; a sidecar on the same store
+	// sends them.
+	scfg := newSidecarConfig(cfg.PrivateDir, dsn, logger)
+	scfg.ViewURL, scfg.BaseURL, scfg.SigningKeys, scfg.Clock = cfg.ViewURL, cfg.BaseURL, keys, e.clock
+	parts, err := openSidecar(c.Context, scfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parts.Events, func() { parts.Store.Close() }, nil
 }
 
-// validateCommand returns the "validate" command: check every bundle
-// without writing anything.
-func validateCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "validate",
-		Usage: "check every bundle under --src without writing anything",
-		Description: `Loads each bundle folder under --src, checks guide.json and every file it names,
-and that no two bundles claim the same guide id, view id or alias. Prints
-every problem, one per line; exit status 1 if there is any. With --schema,
-each guide.json is also checked against the JSON Schema shipped for editors
-(print it with --print-schema).
-
-Examples:
-   guidepub validate --src bundles
-   guidepub validate --src bundles --schema
-   guidepub validate --print-schema > guide.schema.json`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "src", Usage: "folder of bundles (<src>/<folder>/guide.json)", EnvVars: envVars("src")},
-			&cli.BoolFlag{Name: "schema", EnvVars: envVars("schema"),
-				Usage: "also check each guide.json against the shipped JSON Schema (" + bundleschema.FileName + ")"},
-			&cli.BoolFlag{Name: "print-schema", Usage: "print the JSON Schema of guide.json and exit"},
-		},
-		OnUsageError: commandUsageError,
-		Action: func(c *cli.Context) error {
-			if c.Bool("print-schema") {
-				_, err := c.App.Writer.Write(bundleschema.Schema())
-				return err
-			}
-			src := c.String("src")
-			if src == "" {
-				return usagef("--src is required")
-			}
-			if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-				return usagef("--src %s is not a folder", src)
-			}
-			res, err := exporter.Validate(afero.NewOsFs(), src)
-			if err != nil {
-				return cli.Exit(err.Error(), exitFailure)
-			}
-			if c.Bool("schema") {
-				res = withSchemaProblems(res, src)
-			}
-			rejected := printProblems(c.App.ErrWriter, res)
-			fmt.Fprintf(c.App.Writer, "%d bundles checked, %d rejected\n", len(res), rejected)
-			if rejected > 0 {
-				return cli.Exit("", exitFailure)
-			}
-			return nil
-		},
+// queueReadyEvents queues the ready event of every ready guide of rep for
+// its webhooks. The store keeps one delivery per guide revision and
+// webhook, so guides that did not change queue nothing new, and a guide
+// whose event could not be queued by an earlier run is queued now. It
+// returns how many deliveries were queued and the guides whose event could
+// not be queued.
+func queueReadyEvents(ctx context.Context, ev *sidecar.Events, rep *exporter.Report, logger *slog.Logger) (queued int, failed []string) {
+	for _, g := range rep.Guides {
+		if g.Err != nil || !g.Ready || g.GuideID == "" {
+			continue
+		}
+		ds, err := ev.Enqueue(ctx, g.GuideID)
+		if err != nil {
+			logger.Error("ready event not queued", "guide", g.GuideID, "error", err.Error())
+			failed = append(failed, g.GuideID)
+			continue
+		}
+		for _, d := range ds {
+			logger.Info("ready event queued", "guide", g.GuideID, "url", d.URL, "delivery", d.ID)
+		}
+		queued += len(ds)
 	}
+	return queued, failed
+}
+
+// parseShard parses --shard "i/n" (0 <= i < n); "" is the whole export.
+func parseShard(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != s {
+		return 0, 0, usagef("--shard %q: want i/n with 0 <= i < n, such as 0/4", s)
+	}
+	return i, n, nil
 }

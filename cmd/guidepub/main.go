@@ -9,13 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/guidepub/guidepub/site/config"
 )
 
-// Exit statuses (PRODUCT.md): 0 all went well, 1 a bundle was rejected or
-// the command failed, 2 bad usage.
+// Exit statuses: 0 all went well, 1 a bundle was rejected or the command
+// failed, 2 bad usage (see docs/cli.md, "Exit status").
 const (
 	exitFailure = 1
 	exitUsage   = 2
@@ -44,23 +45,58 @@ func (e *usageError) Unwrap() error { return e.err }
 // usagef returns a *usageError.
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
-// exitCode maps err to the process exit status, printing it to stderr.
+// exitCode maps err to the process exit status, printing it to stderr:
+// a *usageError is exitUsage, any other error exitFailure. Commands only
+// return errors; this is the one place that turns them into statuses.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	var ue *usageError
-	var ee cli.ExitCoder
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "guidepub: %v\nRun 'guidepub --help' for usage.\n", err)
 		return exitUsage
-	case errors.As(err, &ee):
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "guidepub: %s\n", msg)
-		}
-		return ee.ExitCode()
 	}
 	fmt.Fprintf(stderr, "guidepub: %v\n", err)
 	return exitFailure
+}
+
+// validConfig turns the *config.FieldErrors of a Config.Validate into a
+// *usageError (the flags set the fields) naming the flag of each field,
+// and nil into nil.
+func validConfig(err error) error {
+	if err == nil {
+		return nil
+	}
+	var msgs []string
+	for _, fe := range config.Fields(err) {
+		name := fe.Field
+		if f, ok := fieldFlags[fe.Field]; ok {
+			name = f
+		}
+		msgs = append(msgs, name+": "+fe.Problem)
+	}
+	if len(msgs) == 0 {
+		return &usageError{err}
+	}
+	return &usageError{&flagsError{msg: strings.Join(msgs, "; "), err: err}}
+}
+
+// flagsError says which flags' values a Config refused; it wraps the
+// Config's *config.FieldErrors.
+type flagsError struct {
+	msg string
+	err error
+}
+
+func (e *flagsError) Error() string { return e.msg }
+func (e *flagsError) Unwrap() error { return e.err }
+
+// fieldFlags names the flag that sets a Config field, for messages.
+var fieldFlags = map[string]string{
+	"RetryMin": "--retry-min", "RetryMax": "--retry-max", "MaxAttempts": "--max-attempts",
+	"Timeout": "--delivery-timeout", "Workers": "--delivery-workers", "RateLimit": "--rate-limit",
+	"SigningKeys": "--signing-key", "Jobs": "--jobs", "MaxDeletes": "--max-deletes",
+	"MemoryLimit": "--memory-limit", "Debounce": "--debounce", "Poll": "--poll",
+	"Encodings": "--encodings", "Encoding": "--encoding", "Shard": "--shard",
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // openOAuth builds the authorization server of a sidecar: its issuer is the
@@ -32,19 +33,14 @@ func openOAuth(ctx context.Context, cfg sidecarConfig, st *store.Store, logger *
 	if cfg.RefreshTokenTTL > 0 {
 		ocfg.RefreshTokenLifespan = cfg.RefreshTokenTTL
 	}
-	if cfg.Now != nil {
-		ocfg.Now = cfg.Now
-	}
+	ocfg.Now = clock.Or(cfg.Clock).Now
 	ocfg.Logger = logger
 	return oauth.New(ctx, ocfg, st)
 }
 
 // appCommand returns the "app" command: create, list and revoke OAuth apps.
 func appCommand() *cli.Command {
-	storeFlags := []cli.Flag{
-		storeFlag(),
-		&cli.StringFlag{Name: "private", EnvVars: envVars("private"), Usage: "private tree (the store defaults to " + defaultStoreFile + " in it)"},
-	}
+	storeFlags := flags(storeFlag(), privateFlag())
 	return &cli.Command{
 		Name:  "app",
 		Usage: "create, list and revoke OAuth apps",
@@ -108,7 +104,7 @@ func appCreate(c *cli.Context) error {
 	if err != nil {
 		return usagef("--scopes: %v", err)
 	}
-	st, err := openTokenStore(c)
+	st, err := openTokenStore(c, false)
 	if err != nil {
 		return err
 	}
@@ -180,7 +176,7 @@ type appInfo struct {
 }
 
 func appList(c *cli.Context) error {
-	st, err := openTokenStore(c)
+	st, err := openTokenStore(c, true)
 	if err != nil {
 		return err
 	}
@@ -211,11 +207,15 @@ func appList(c *cli.Context) error {
 }
 
 func appRevoke(c *cli.Context) error {
+	c, err := withFlagsAfterArgs(c)
+	if err != nil {
+		return err
+	}
 	if c.NArg() != 1 {
 		return usagef("app revoke takes exactly one CLIENTID")
 	}
 	id := c.Args().First()
-	st, err := openTokenStore(c)
+	st, err := openTokenStore(c, true)
 	if err != nil {
 		return err
 	}
@@ -242,11 +242,7 @@ func ownerCommand() *cli.Command {
 			Usage: "set an owner's password, read from standard input (the first line); stored as an argon2id hash",
 			Description: `Examples:
    printf '%s\n' "$PASSWORD" | guidepub owner password --owner user-1001 --private private`,
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "owner", Usage: "owner (user) id who signs in", EnvVars: envVars("owner")},
-				storeFlag(),
-				&cli.StringFlag{Name: "private", EnvVars: envVars("private"), Usage: "private tree (the store defaults to " + defaultStoreFile + " in it)"},
-			},
+			Flags:  flags(ownerFlag("owner (user) id who signs in"), storeFlag(), privateFlag()),
 			Action: ownerPassword,
 		}},
 	}
@@ -265,7 +261,7 @@ func ownerPassword(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	st, err := openTokenStore(c)
+	st, err := openTokenStore(c, false)
 	if err != nil {
 		return err
 	}

@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,23 +19,16 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/sidecar"
-	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // defaultStoreFile is the SQLite file used inside --private when --store is
 // not given.
 const defaultStoreFile = "guidepub.db"
-
-// storeFlag returns the --store flag shared by sidecar, token, dev, watch
-// and export.
-func storeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "store", EnvVars: envVars("store"),
-		Usage: "SQLite file path or postgres:// URL (default: " + defaultStoreFile + " inside --private)"}
-}
 
 // storeDSN returns the store of c: --store, else guidepub.db inside
 // --private. It returns a *usageError when neither is set.
@@ -51,38 +40,6 @@ func storeDSN(c *cli.Context) (string, error) {
 		return filepath.Join(priv, defaultStoreFile), nil
 	}
 	return "", usagef("--store or --private is required")
-}
-
-// deliveryFlags returns the flags that tune webhook delivery and the
-// Portal API, shared by "sidecar" and "dev" (which add --addr, --private,
-// --store and the URL flags themselves).
-func deliveryFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.DurationFlag{Name: "retry-min", Value: 10 * time.Minute, EnvVars: envVars("retry-min"),
-			Usage: "shortest wait before re-sending a delivery that got a 5xx, a timeout or no connection"},
-		&cli.DurationFlag{Name: "retry-max", Value: 15 * time.Minute, EnvVars: envVars("retry-max"),
-			Usage: "longest such wait (the wait is uniformly random in between)"},
-		&cli.IntFlag{Name: "max-attempts", Value: 5, EnvVars: envVars("max-attempts"),
-			Usage: "attempts per delivery, the first included"},
-		&cli.DurationFlag{Name: "delivery-timeout", Value: 30 * time.Second, EnvVars: envVars("delivery-timeout"),
-			Usage: "time limit of one delivery attempt"},
-		&cli.IntFlag{Name: "delivery-workers", Value: 64, EnvVars: envVars("delivery-workers"),
-			Usage: "deliveries sent at once"},
-		&cli.BoolFlag{Name: "allow-private-targets", EnvVars: envVars("allow-private-targets"),
-			Usage: "allow webhook URLs on loopback, private and link-local addresses (tests, on-premises)"},
-		&cli.StringFlag{Name: "rate-limit", Value: "100/s", EnvVars: envVars("rate-limit"),
-			Usage: "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"},
-		&cli.StringFlag{Name: "instance-id", EnvVars: envVars("instance-id"),
-			Usage: "stable name of this sidecar: after a crash, the same name re-sends its in-flight deliveries at once " +
-				"(default: host name and --addr; two running sidecars must not share one)"},
-		&cli.DurationFlag{Name: "access-token-ttl", Value: oauth.DefaultConfig().AccessTokenLifespan, EnvVars: envVars("access-token-ttl"),
-			Usage: "lifetime of an OAuth access token"},
-		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
-			Usage: "lifetime of an OAuth refresh token"},
-		&cli.StringSliceFlag{Name: "signing-key", EnvVars: envVars("signing-key"),
-			Usage: "base64 key (32+ bytes) signing private-document tokens; repeat or comma-separate to rotate: " +
-				"the first signs, all verify (default: a key generated once and kept in the store)"},
-	}
 }
 
 // sidecarConfig is everything openSidecar needs, built from flags by
@@ -102,27 +59,69 @@ type sidecarConfig struct {
 	AccessTokenTTL      time.Duration // OAuth access tokens
 	RefreshTokenTTL     time.Duration // OAuth refresh tokens
 	Logger              *slog.Logger
-	Now                 func() time.Time // default time.Now
+	Clock               clock.Clock // nil: clock.System()
 }
 
-// sidecarConfigFrom reads the flags of deliveryFlags, storeFlag, --private,
-// --view-url and --base-url from c. It returns a *usageError for bad values.
-func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, error) {
-	cfg := sidecarConfig{
-		Private:             c.String("private"),
-		ViewURL:             c.String("view-url"),
-		BaseURL:             c.String("base-url"),
-		RetryMin:            c.Duration("retry-min"),
-		RetryMax:            c.Duration("retry-max"),
-		MaxAttempts:         c.Int("max-attempts"),
-		DeliveryTimeout:     c.Duration("delivery-timeout"),
-		DeliveryWorkers:     c.Int("delivery-workers"),
-		AllowPrivateTargets: c.Bool("allow-private-targets"),
-		InstanceID:          c.String("instance-id"),
-		AccessTokenTTL:      c.Duration("access-token-ttl"),
-		RefreshTokenTTL:     c.Duration("refresh-token-ttl"),
-		Logger:              logger,
+// defaultSidecarConfig returns the settings the sidecar starts from: the
+// defaults of packages delivery and sidecar.
+func defaultSidecarConfig() sidecarConfig {
+	d, s := delivery.DefaultConfig(), sidecar.DefaultConfig()
+	return sidecarConfig{
+		RetryMin: d.RetryMin, RetryMax: d.RetryMax, MaxAttempts: d.MaxAttempts,
+		DeliveryTimeout: d.Timeout, DeliveryWorkers: d.Workers,
+		RateLimit: s.RateLimit, Clock: s.Clock,
+		AccessTokenTTL: oauth.DefaultConfig().AccessTokenLifespan, RefreshTokenTTL: oauth.DefaultConfig().RefreshTokenLifespan,
 	}
+}
+
+// newSidecarConfig returns defaultSidecarConfig with the private tree,
+// the store and the logger set.
+func newSidecarConfig(private, store string, logger *slog.Logger) sidecarConfig {
+	cfg := defaultSidecarConfig()
+	cfg.Private, cfg.Store, cfg.Logger = private, store, logger
+	return cfg
+}
+
+// configs returns the delivery and sidecar configurations of cfg.
+func (cfg sidecarConfig) configs(reg *prometheus.Registry) (delivery.Config, sidecar.Config) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := delivery.DefaultConfig()
+	d.RetryMin, d.RetryMax, d.MaxAttempts = cfg.RetryMin, cfg.RetryMax, cfg.MaxAttempts
+	d.Timeout, d.Workers, d.AllowPrivateTargets = cfg.DeliveryTimeout, cfg.DeliveryWorkers, cfg.AllowPrivateTargets
+	d.Logger, d.Clock, d.InstanceID = logger, clock.Or(cfg.Clock), cfg.InstanceID
+	s := sidecar.DefaultConfig()
+	s.PrivateFS, s.PrivateDir = afero.NewOsFs(), cfg.Private
+	s.ViewURL, s.BaseURL = cfg.ViewURL, cfg.BaseURL
+	s.RateLimit, s.SigningKeys = cfg.RateLimit, cfg.SigningKeys
+	s.Clock, s.Logger = clock.Or(cfg.Clock), logger
+	if reg != nil {
+		d.Registerer, s.Registerer, s.Gatherer = reg, reg, reg
+	}
+	return d, s
+}
+
+// validate checks the configurations cfg builds, once, in their packages.
+// It returns a *usageError naming the fields that cannot work.
+func (cfg sidecarConfig) validate() error {
+	d, s := cfg.configs(nil)
+	var ttl error
+	if cfg.AccessTokenTTL <= 0 || cfg.RefreshTokenTTL <= 0 {
+		ttl = usagef("--access-token-ttl and --refresh-token-ttl must be positive")
+	}
+	return errors.Join(validConfig(errors.Join(d.Validate(), s.Validate())), ttl)
+}
+
+// sidecarConfigFrom reads the sidecar's flags (deliveryFlags, storeFlag,
+// --private, --view-url and --base-url) from c over
+// defaultSidecarConfig. It returns a *usageError for bad values.
+func (e *env) sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, error) {
+	cfg := defaultSidecarConfig()
+	cfg.Private, cfg.ViewURL, cfg.BaseURL = c.String("private"), c.String("view-url"), c.String("base-url")
+	cfg.AllowPrivateTargets = c.Bool("allow-private-targets")
+	cfg.Logger, cfg.Clock = logger, e.clock
 	if cfg.Private == "" {
 		return cfg, usagef("--private is required")
 	}
@@ -131,31 +130,31 @@ func sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarConfig, erro
 		return cfg, err
 	}
 	cfg.Store = dsn
-	if cfg.RetryMin <= 0 || cfg.RetryMax < cfg.RetryMin {
-		return cfg, usagef("--retry-min must be positive and at most --retry-max")
-	}
-	if cfg.MaxAttempts < 1 {
-		return cfg, usagef("--max-attempts must be at least 1")
-	}
-	if cfg.DeliveryTimeout <= 0 {
-		return cfg, usagef("--delivery-timeout must be positive")
-	}
-	if cfg.DeliveryWorkers < 1 {
-		return cfg, usagef("--delivery-workers must be at least 1")
+	if err := readDeliveryFlags(c, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.InstanceID == "" {
 		cfg.InstanceID = defaultInstanceID(c.String("addr"))
 	}
-	if cfg.AccessTokenTTL <= 0 || cfg.RefreshTokenTTL <= 0 {
-		return cfg, usagef("--access-token-ttl and --refresh-token-ttl must be positive")
-	}
+	return cfg, cfg.validate()
+}
+
+// readDeliveryFlags reads deliveryFlags from c into cfg; sidecar and dev
+// share it. It returns a *usageError for a bad rate or signing key.
+func readDeliveryFlags(c *cli.Context, cfg *sidecarConfig) error {
+	cfg.RetryMin, cfg.RetryMax = c.Duration("retry-min"), c.Duration("retry-max")
+	cfg.MaxAttempts, cfg.DeliveryTimeout = c.Int("max-attempts"), c.Duration("delivery-timeout")
+	cfg.DeliveryWorkers = c.Int("delivery-workers")
+	cfg.InstanceID = c.String("instance-id")
+	cfg.AccessTokenTTL, cfg.RefreshTokenTTL = c.Duration("access-token-ttl"), c.Duration("refresh-token-ttl")
+	var err error
 	if cfg.RateLimit, err = parseRate(c.String("rate-limit")); err != nil {
-		return cfg, usagef("--rate-limit: %v", err)
+		return usagef("--rate-limit: %v", err)
 	}
 	if cfg.SigningKeys, err = parseSigningKeys(c.StringSlice("signing-key")); err != nil {
-		return cfg, usagef("--signing-key: %v", err)
+		return usagef("--signing-key: %v", err)
 	}
-	return cfg, nil
+	return nil
 }
 
 // defaultInstanceID names a sidecar by its host and listen address, which
@@ -251,26 +250,15 @@ func openSidecar(ctx context.Context, cfg sidecarConfig) (*sidecarParts, error) 
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	q, err := delivery.New(st, delivery.Config{
-		RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts,
-		Timeout: cfg.DeliveryTimeout, AllowPrivateTargets: cfg.AllowPrivateTargets,
-		Workers: cfg.DeliveryWorkers, Logger: logger, Registerer: reg, Now: cfg.Now,
-		InstanceID: cfg.InstanceID,
-	})
+	dcfg, scfg := cfg.configs(reg)
+	q, err := delivery.New(st, dcfg)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("delivery queue: %w", err)
 	}
-	auth, err := openOAuth(ctx, cfg, st, logger)
-	if err != nil {
+	if scfg.OAuth, err = openOAuth(ctx, cfg, st, logger); err != nil {
 		st.Close()
 		return nil, err
-	}
-	scfg := sidecar.Config{
-		PrivateFS: afero.NewOsFs(), PrivateDir: cfg.Private,
-		ViewURL: cfg.ViewURL, BaseURL: cfg.BaseURL,
-		RateLimit: cfg.RateLimit, SigningKeys: cfg.SigningKeys, OAuth: auth,
-		Now: cfg.Now, Logger: logger, Registerer: reg, Gatherer: reg,
 	}
 	ev, err := sidecar.NewEvents(scfg, st, q)
 	if err != nil {
@@ -296,26 +284,9 @@ func (p *sidecarParts) Close(ctx context.Context) error {
 	return errors.Join(err, p.Store.Close())
 }
 
-// newLogger returns the structured logger of long-running commands: JSON
-// lines on stderr.
-func newLogger(c *cli.Context) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
-}
-
 // sidecarCommand returns the "sidecar" command: the Portal API, webhook
 // delivery and private documents on one listener.
-func sidecarCommand() *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", EnvVars: envVars("addr"), Usage: "HOST:PORT to listen on"},
-		&cli.StringFlag{Name: "private", EnvVars: envVars("private"), Usage: "private tree written by export (records, events, private documents)"},
-		storeFlag(),
-	}
-	for _, f := range urlFlags() { // the sidecar links nothing: only the hosts it logs
-		if n := f.Names()[0]; n == "view-url" || n == "base-url" {
-			flags = append(flags, f)
-		}
-	}
-	flags = append(flags, deliveryFlags()...)
+func (e *env) sidecarCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sidecar",
 		Usage: "serve the Portal API, webhook delivery and private documents",
@@ -329,23 +300,27 @@ Examples:
    guidepub sidecar --private private --addr 127.0.0.1:9090
    guidepub sidecar --private private --store postgres://guidepub@db/guidepub --view-url https://views.example.com
    GUIDEPUB_STORE=postgres://guidepub@db/guidepub GUIDEPUB_PRIVATE=/data/private guidepub sidecar`,
-		Flags: flags,
-		Action: func(c *cli.Context) error {
-			logger := newLogger(c)
-			cfg, err := sidecarConfigFrom(c, logger)
-			if err != nil {
-				return err
-			}
-			if fi, err := os.Stat(cfg.Private); err != nil || !fi.IsDir() {
-				return usagef("--private %s is not a folder", cfg.Private)
-			}
-			ln, err := net.Listen("tcp", c.String("addr"))
-			if err != nil {
-				return fmt.Errorf("listen: %w", err)
-			}
-			return runSidecar(c.Context, cfg, ln, logger)
-		},
+		Flags: flags(addrFlag("127.0.0.1:8081"), privateFlag(), storeFlag(), sidecarURLFlags(),
+			deliveryFlags(), allowPrivateTargetsFlag()),
+		Action: e.runSidecarCommand,
 	}
+}
+
+// runSidecarCommand is the "sidecar" command.
+func (e *env) runSidecarCommand(c *cli.Context) error {
+	logger := newLogger(e.stderr, slog.LevelInfo)
+	cfg, err := e.sidecarConfigFrom(c, logger)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cfg.Private); err != nil || !fi.IsDir() {
+		return usagef("--private %s is not a folder", cfg.Private)
+	}
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return runSidecar(c.Context, cfg, ln, logger)
 }
 
 // runSidecar serves the sidecar of cfg on ln until ctx is done, then shuts
@@ -362,271 +337,11 @@ func runSidecar(ctx context.Context, cfg sidecarConfig, ln net.Listener, logger 
 		parts.Close(context.Background())
 		return fmt.Errorf("start delivery queue: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           parts.Server,
-		ReadHeaderTimeout: 10 * time.Second,
-		// "OPTIONS *" reaches the handler (a JSON 404) instead of net/http's empty 200.
-		DisableGeneralOptionsHandler: true,
-		IdleTimeout:                  2 * time.Minute,
-		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 	logger.Info("sidecar listening", "addr", ln.Addr().String(), "store", parts.Store.Dialect(), "private", cfg.Private)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err = <-served: // Serve failed before any shutdown
-	case <-ctx.Done():
-	}
-	logger.Info("sidecar shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if serr := srv.Shutdown(sctx); serr != nil {
-		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr))
-	}
-	if cerr := parts.Close(sctx); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("stop delivery queue: %w", cerr))
-	}
-	return err
-}
-
-// shutdownTimeout bounds a graceful shutdown: in-flight requests and
-// webhook sends get this long to finish.
-const shutdownTimeout = 40 * time.Second
-
-// tokenCommand returns the "token" command: create, list and revoke Portal
-// API credentials.
-func tokenCommand() *cli.Command {
-	storeFlags := []cli.Flag{
-		storeFlag(),
-		&cli.StringFlag{Name: "private", EnvVars: envVars("private"), Usage: "private tree (the store defaults to " + defaultStoreFile + " in it)"},
-	}
-	return &cli.Command{
-		Name:  "token",
-		Usage: "create, list and revoke Portal API credentials",
-		Description: `Credentials for the Portal API: an app id (X-Svc-App-Id) and a token value
-(X-Svc-App-Token). The value is printed once, at creation; the store keeps only
-its SHA-256 hash. Scopes are the Portal API's: ` + strings.Join(apitoken.Scopes, ", ") + `.
-
-Examples:
-   guidepub token create --private private --owner user-1001 --scopes guide.events
-   guidepub token create --store postgres://guidepub@db/guidepub --owner user-1001 --scopes guide.events --expires 720h --json
-   guidepub token list --private private --owner user-1001
-   guidepub token revoke --private private gpa_0123456789abcdef`,
-		Subcommands: []*cli.Command{
-			{
-				Name:  "create",
-				Usage: "create credentials for an owner; the token value is printed once and stored only as a hash",
-				Description: `Examples:
-   guidepub token create --private private --owner user-1001 --scopes guide.events
-   guidepub token create --store postgres://guidepub@db/guidepub --owner user-1001 --scopes guide.events,guide.read --expires 720h --json`,
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "owner", Usage: "owner (user) id whose guides the token may use", EnvVars: envVars("owner")},
-					&cli.StringFlag{Name: "scopes", Usage: "comma-separated scopes: " + strings.Join(apitoken.Scopes, ","), EnvVars: envVars("scopes")},
-					&cli.StringFlag{Name: "expires", Usage: "expiry: a duration from now (720h) or an RFC 3339 time; default never", EnvVars: envVars("expires")},
-					&cli.BoolFlag{Name: "json", Usage: `print {"appId": ..., "token": ...} for scripts`, EnvVars: envVars("json")},
-				}, storeFlags...),
-				Action: tokenCreate,
-			},
-			{
-				Name:  "list",
-				Usage: "list credentials (never their values)",
-				Description: `Examples:
-   guidepub token list --private private
-   guidepub token list --private private --owner user-1001 --json`,
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "owner", Usage: "only this owner's credentials", EnvVars: envVars("owner")},
-					&cli.BoolFlag{Name: "json", Usage: "print a JSON array", EnvVars: envVars("json")},
-				}, storeFlags...),
-				Action: tokenList,
-			},
-			{
-				Name:  "revoke",
-				Usage: "revoke credentials: requests with them fail from now on",
-				Description: `Examples:
-   guidepub token revoke --private private gpa_0123456789abcdef`,
-				ArgsUsage: "APPID",
-				Flags:     storeFlags,
-				Action:    tokenRevoke,
-			},
-		},
-	}
-}
-
-// openTokenStore opens the store named by --store or --private.
-func openTokenStore(c *cli.Context) (*store.Store, error) {
-	dsn, err := storeDSN(c)
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(c.Context, dsn, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	return st, nil
-}
-
-// parseScopes splits a comma-separated scope list, refusing unknown scopes.
-func parseScopes(s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, sc := range strings.Split(s, ",") {
-		sc = strings.TrimSpace(sc)
-		if sc == "" {
-			continue
+	return serveHTTP(ctx, ln, parts.Server, logger, func(ctx context.Context) error {
+		if err := parts.Close(ctx); err != nil {
+			return fmt.Errorf("stop delivery queue: %w", err)
 		}
-		if !apitoken.ValidScope(sc) {
-			return nil, fmt.Errorf("unknown scope %q; scopes are %s", sc, strings.Join(apitoken.Scopes, ", "))
-		}
-		if !seen[sc] {
-			out = append(out, sc)
-			seen[sc] = true
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("at least one scope is required")
-	}
-	return out, nil
-}
-
-// parseExpires parses --expires: a positive duration from now or an RFC 3339
-// time in the future. "" is no expiry (nil).
-func parseExpires(s string, now time.Time) (*time.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var t time.Time
-	if d, err := time.ParseDuration(s); err == nil {
-		t = now.Add(d)
-	} else if t, err = time.Parse(time.RFC3339, s); err != nil {
-		return nil, fmt.Errorf("%q is neither a duration (720h) nor an RFC 3339 time", s)
-	}
-	if !t.After(now) {
-		return nil, fmt.Errorf("%q is not in the future", s)
-	}
-	t = t.UTC().Truncate(time.Second)
-	return &t, nil
-}
-
-func tokenCreate(c *cli.Context) error {
-	owner := strings.TrimSpace(c.String("owner"))
-	if owner == "" {
-		return usagef("--owner is required")
-	}
-	scopes, err := parseScopes(c.String("scopes"))
-	if err != nil {
-		return usagef("--scopes: %v", err)
-	}
-	now := time.Now().UTC().Truncate(time.Second)
-	expires, err := parseExpires(c.String("expires"), now)
-	if err != nil {
-		return usagef("--expires: %v", err)
-	}
-	st, err := openTokenStore(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	appID, value, err := apitoken.New(nil)
-	if err != nil {
-		return err
-	}
-	if err := st.CreateToken(c.Context, store.Token{
-		AppID: appID, OwnerID: owner, Scopes: scopes, Hash: apitoken.Hash(value),
-		CreatedAt: now, ExpiresAt: expires,
-	}); err != nil {
-		return err
-	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return writeJSONLine(w, map[string]string{"appId": appID, "token": value})
-	}
-	fmt.Fprintf(w, "X-Svc-App-Id:    %s\nX-Svc-App-Token: %s\n", appID, value)
-	fmt.Fprintf(w, "\nThis token value is shown only once: store it now. guidepub keeps only its hash.\n")
-	fmt.Fprintf(w, "Owner %s, scopes %s, expires %s.\n", owner, strings.Join(scopes, ","), formatExpiry(expires))
-	return nil
-}
-
-func formatExpiry(t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// tokenInfo is one credential as "token list --json" prints it.
-type tokenInfo struct {
-	AppID     string     `json:"appId"`
-	OwnerID   string     `json:"ownerId"`
-	Scopes    []string   `json:"scopes"`
-	CreatedAt time.Time  `json:"createdAt"`
-	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-	RevokedAt *time.Time `json:"revokedAt,omitempty"`
-	Status    string     `json:"status"` // active, expired or revoked
-}
-
-func tokenList(c *cli.Context) error {
-	st, err := openTokenStore(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	toks, err := st.Tokens(c.Context, c.String("owner"))
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	infos := make([]tokenInfo, 0, len(toks))
-	for _, t := range toks {
-		status := "active"
-		switch {
-		case t.RevokedAt != nil:
-			status = "revoked"
-		case t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
-			status = "expired"
-		}
-		scopes := t.Scopes
-		if scopes == nil {
-			scopes = []string{}
-		}
-		infos = append(infos, tokenInfo{AppID: t.AppID, OwnerID: t.OwnerID, Scopes: scopes,
-			CreatedAt: t.CreatedAt.UTC(), ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt, Status: status})
-	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return writeJSONLine(w, infos)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "APP ID\tOWNER\tSCOPES\tCREATED\tEXPIRES\tSTATUS")
-	for _, t := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.AppID, t.OwnerID, strings.Join(t.Scopes, ","),
-			t.CreatedAt.Format(time.RFC3339), formatExpiry(t.ExpiresAt), t.Status)
-	}
-	return tw.Flush()
-}
-
-func tokenRevoke(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("token revoke takes exactly one APPID")
-	}
-	appID := c.Args().First()
-	st, err := openTokenStore(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := st.RevokeToken(c.Context, appID, time.Now().UTC()); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no credentials with app id %q", appID)
-		}
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "revoked %s (running sidecars refuse it within %s)\n", appID, sidecar.DefaultTokenCacheTTL)
-	return nil
-}
-
-// writeJSONLine writes v as one line of JSON.
-func writeJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+		return nil
+	})
 }

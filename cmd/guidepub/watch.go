@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,28 +13,16 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // enqueueRetry is how soon a guide whose ready event could not be queued
 // (the store was unreachable) is tried again.
 const enqueueRetry = 10 * time.Second
 
-// watchFlags returns the flags "watch" and "dev" add to the export flags.
-func watchFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.DurationFlag{Name: "poll", EnvVars: envVars("poll"),
-			Usage: "scan --src at this interval instead of using file system events (for network mounts); " +
-				"polling is also chosen, with a warning, when events cannot be set up"},
-		&cli.DurationFlag{Name: "debounce", Value: watch.DefaultDebounce, EnvVars: envVars("debounce"),
-			Usage: "quiet period after the last change of a bundle before it is exported"},
-	}
-}
-
 // watchCommand returns the "watch" command: export once, then re-export
 // each bundle when it changes.
-func watchCommand() *cli.Command {
-	flags := append(exportFlags(), watchFlags()...)
-	flags = append(flags, eventFlags()...)
+func (e *env) watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
 		Usage: "export every bundle, then re-export each one when it changes; queue ready events",
@@ -58,30 +43,33 @@ Examples:
    guidepub watch --src bundles --out public --private private
    guidepub watch --src bundles --out public --private private --store private/guidepub.db
    guidepub watch --src /mnt/uploads --out public --private private --poll 5s   # network mount`,
-		Flags:        flags,
-		OnUsageError: commandUsageError,
-		Action: func(c *cli.Context) error {
-			cfg, err := exporterConfig(c)
-			if err != nil {
-				return err
-			}
-			logger := newLogger(c)
-			events, closeStore, err := openEvents(c, cfg, logger)
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			return watchAndExport(c.Context, watchSetup{
-				Exporter: cfg,
-				Events:   events,
-				Poll:     c.Duration("poll"),
-				Debounce: c.Duration("debounce"),
-				Logger:   logger,
-				Stdout:   c.App.Writer,
-				Stderr:   c.App.ErrWriter,
-			})
-		},
+		Flags:  flags(exportFlags(), watchFlags(), eventFlags()),
+		Action: e.runWatch,
 	}
+}
+
+// runWatch is the "watch" command.
+func (e *env) runWatch(c *cli.Context) error {
+	cfg, err := e.exporterConfig(c)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr, slog.LevelInfo)
+	events, closeStore, err := e.openEvents(c, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	return watchAndExport(c.Context, watchSetup{
+		Exporter: cfg,
+		Events:   events,
+		Poll:     c.Duration("poll"),
+		Debounce: c.Duration("debounce"),
+		Clock:    e.clock,
+		Logger:   logger,
+		Stdout:   e.stdout,
+		Stderr:   e.stderr,
+	})
 }
 
 // watchSetup is what watchAndExport needs.
@@ -90,7 +78,7 @@ type watchSetup struct {
 	Events   *sidecar.Events // nil: no ready events are queued
 	Poll     time.Duration   // > 0: poll instead of file system events
 	Debounce time.Duration
-	Clock    watch.Clock // nil: the system clock; Exporter.Now should agree with it
+	Clock    clock.Clock // nil: the system clock; Exporter.Clock should be the same
 	Logger   *slog.Logger
 	Stdout   io.Writer // the summary of the first export
 	Stderr   io.Writer // problems of rejected bundles
@@ -111,22 +99,22 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
 	ex, err := exporter.New(s.Exporter)
 	if err != nil {
-		return cli.Exit(err.Error(), exitFailure)
+		return err
 	}
-	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, unsent: map[string]bool{}}
+	s.Clock = clock.Or(s.Clock)
+	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, clock: s.Clock, unsent: map[string]bool{}}
 	// The watcher starts before the first export so that nothing uploaded
 	// during it is missed.
-	w, err := watch.New(watch.Config{
-		Dir:      s.Exporter.SrcDir,
-		Handler:  h,
-		Debounce: s.Debounce,
-		Poll:     s.Poll,
-		Jobs:     s.Exporter.Jobs,
-		Clock:    s.Clock,
-		Logger:   s.Logger,
-	})
+	wcfg := watch.DefaultConfig()
+	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
+	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
+	wcfg.Jobs, wcfg.Clock, wcfg.Logger = s.Exporter.Jobs, s.Clock, s.Logger
+	if err := validConfig(wcfg.Validate()); err != nil {
+		return err
+	}
+	w, err := watch.New(wcfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitFailure)
+		return err
 	}
 	rep, err := ex.ExportAll(ctx)
 	if rep != nil {
@@ -138,7 +126,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 		if ctx.Err() != nil {
 			return nil // interrupted during the first export
 		}
-		return cli.Exit(fmt.Sprintf("export failed: %v", err), exitFailure)
+		return fmt.Errorf("export failed: %w", err)
 	}
 	for _, g := range rep.Guides {
 		if g.Err != nil {
@@ -175,6 +163,7 @@ type exportHandler struct {
 	events   *sidecar.Events
 	logger   *slog.Logger
 	exported func(ids []string)
+	clock    clock.Clock // nil: clock.System()
 
 	mu     sync.Mutex
 	unsent map[string]bool // guide ids whose ready event could not be queued yet
@@ -254,7 +243,7 @@ func (h *exportHandler) afterExport(ctx context.Context, res exporter.GuideResul
 			h.logger.Error("ready event not queued; trying again", "guide", res.GuideID, "in", enqueueRetry.String(), "error", err.Error())
 		}
 		h.unsent[res.GuideID] = true
-		if soon := time.Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
+		if soon := clock.Or(h.clock).Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
 			next = soon
 		}
 		return next
@@ -272,19 +261,4 @@ func short(rev string) string {
 		return rev[:12]
 	}
 	return rev
-}
-
-// errNotFolder reports a --src or --work-dir that is not a folder.
-var errNotFolder = errors.New("not a folder")
-
-// ensureDir creates dir (and its parents) when missing and checks it is a
-// folder.
-func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s: %w", filepath.Clean(dir), errNotFolder)
-	}
-	return nil
 }

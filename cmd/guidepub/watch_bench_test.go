@@ -180,10 +180,9 @@ func BenchmarkUploadLatency(b *testing.B) {
 	}
 
 	logger := slog.New(slog.DiscardHandler)
-	parts, err := openSidecar(ctx, sidecarConfig{
-		Private: priv, Store: filepath.Join(root, "guidepub.db"),
-		AllowPrivateTargets: true, Logger: logger,
-	})
+	scfg := newSidecarConfig(priv, filepath.Join(root, "guidepub.db"), logger)
+	scfg.AllowPrivateTargets = true
+	parts, err := openSidecar(ctx, scfg)
 	if err != nil {
 		b.Fatal(err)
 	}

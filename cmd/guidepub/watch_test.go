@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/exporter/watch/watchtest"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // watchTrees is a source folder holding one sample bundle, and empty
@@ -63,7 +63,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 	ctx := context.Background()
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
 	logger := slog.New(slog.DiscardHandler)
-	parts, err := openSidecar(ctx, sidecarConfig{Private: tr.priv, Store: dsn, Logger: logger})
+	parts, err := openSidecar(ctx, newSidecarConfig(tr.priv, dsn, logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 	// A second watcher (its own process, store connection and trees) exports
 	// the same bundle: same revision, nothing queued twice.
 	tr2 := watchTrees{tr.src, filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "private")}
-	parts2, err := openSidecar(ctx, sidecarConfig{Private: tr2.priv, Store: dsn, Logger: logger})
+	parts2, err := openSidecar(ctx, newSidecarConfig(tr2.priv, dsn, logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +140,7 @@ func TestExportHandlerRetriesUnqueuedEvent(t *testing.T) {
 	const folder, guideID = "301-king-st-e", "gKT301KINGE1"
 	ctx := context.Background()
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
-	parts, err := openSidecar(ctx, sidecarConfig{
-		Private: tr.priv, Store: filepath.Join(t.TempDir(), "guidepub.db"), Logger: slog.New(slog.DiscardHandler),
-	})
+	parts, err := openSidecar(ctx, newSidecarConfig(tr.priv, filepath.Join(t.TempDir(), "guidepub.db"), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +227,14 @@ func TestWatchCommandUsage(t *testing.T) {
 func TestWatchExpiry(t *testing.T) {
 	const folder = "rue-saint-denis"
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
-	clock := watchtest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
+	clock := clocktest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
 	osfs := afero.NewOsFs()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- watchAndExport(ctx, watchSetup{
-			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Now: clock.Now},
+			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Clock: clock},
 			Clock:    clock,
 			Logger:   slog.New(slog.DiscardHandler),
 			Stdout:   io.Discard,

@@ -68,32 +68,6 @@ func OpenBucket(ctx context.Context, url string) (*blob.Bucket, error) {
 	return blob.OpenBucket(ctx, url)
 }
 
-// Config configures Publish.
-type Config struct {
-	From    afero.Fs
-	FromDir string       // the exported public tree
-	Bucket  *blob.Bucket // destination; Publish does not close it
-	// Prefix is put before every key ("site/" → "site/<viewId>/data/status");
-	// stale objects are looked for under it only.
-	Prefix string
-	// Encoding of the uploaded document bytes: Identity (or the zero
-	// value), site.Gzip or site.Brotli. Media are always uploaded as is.
-	Encoding site.Encoding
-	Jobs     int // uploads at once; 0 means DefaultJobs
-	// MaxDeletes caps the stale objects deleted; with more, Publish fails
-	// before changing anything. 0 means DefaultMaxDeletes, negative means
-	// no deletion is allowed.
-	MaxDeletes int
-	DryRun     bool      // plan only; write the plan to Plan
-	Force      bool      // upload every object, changed or not
-	Plan       io.Writer // receives one line per planned change; may be nil
-	Progress   io.Writer // non-nil: draw a progress bar there
-	Logger     *slog.Logger
-	// OnUpload, when set, is called after each object is uploaded, from
-	// the uploading goroutine.
-	OnUpload func(key string)
-}
-
 // Change is one planned change of the bucket.
 type Change struct {
 	Op     string // "upload" or "delete"
@@ -160,23 +134,11 @@ type local struct {
 // (never a status before its companions) and a later run completes it.
 func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
-	if cfg.Bucket == nil || cfg.From == nil {
-		return nil, errors.New("publish: no bucket or source file system")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
 	}
 	if cfg.Encoding.Name == "" {
 		cfg.Encoding = Identity
-	}
-	if _, err := ParseEncoding(cfg.Encoding.Name); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	if cfg.Jobs <= 0 {
-		cfg.Jobs = DefaultJobs
-	}
-	switch {
-	case cfg.MaxDeletes == 0:
-		cfg.MaxDeletes = DefaultMaxDeletes
-	case cfg.MaxDeletes < 0:
-		cfg.MaxDeletes = 0
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -239,7 +239,7 @@ func TestPublishS3(t *testing.T) {
 			if err := b.WriteAll(ctx, "other/keep.txt", []byte("keep"), nil); err != nil {
 				t.Fatal(err)
 			}
-			cfg := Config{From: osfs, FromDir: src, Bucket: b, Prefix: "site", Encoding: enc, Jobs: 4}
+			cfg := Config{From: osfs, FromDir: src, Bucket: b, Prefix: "site", Encoding: enc, Jobs: 4, MaxDeletes: DefaultMaxDeletes}
 
 			// Dry run on an empty prefix: plans every upload, changes nothing.
 			var plan bytes.Buffer
@@ -332,7 +332,7 @@ func TestPublishStaleAndInterrupted(t *testing.T) {
 	tr := newTree()
 	src := t.TempDir()
 	tr.write(t, src)
-	cfg := Config{From: osfs, FromDir: src, Bucket: b, Encoding: site.Gzip, Jobs: 2}
+	cfg := Config{From: osfs, FromDir: src, Bucket: b, Encoding: site.Gzip, Jobs: 2, MaxDeletes: DefaultMaxDeletes}
 	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestPublishStaleAndInterrupted(t *testing.T) {
 		if got := decode(t, a.ContentEncoding, data); string(got) != `{"status":"ready"}` {
 			t.Fatalf("status uploaded despite the refusal: %q", got)
 		}
-		c.MaxDeletes = -1
+		c.MaxDeletes = 0
 		if _, err := Publish(ctx, c); err == nil {
 			t.Fatal("no deletion allowed, yet no error")
 		}
@@ -472,7 +472,7 @@ func TestPublishFileBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, Encoding: site.Brotli}
+	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, Encoding: site.Brotli, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestPublishMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: mem, FromDir: "/out", Bucket: b, Prefix: "p"}
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, Prefix: "p", MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	rep, err := Publish(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -569,7 +569,7 @@ func TestPublishWithoutMD5(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: mem, FromDir: "/out", Bucket: b}
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if rep, err := Publish(ctx, cfg); err != nil || rep.Uploaded != 2 {
 		t.Fatalf("first run: %+v, %v", rep, err)
 	}
@@ -614,7 +614,7 @@ func TestPublishSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b}
+	cfg := Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
 	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guidepub/guidepub/exporter/watch/watchtest"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // fakeClock is the test clock of this package.
-type fakeClock = watchtest.Clock
+type fakeClock = clocktest.Clock
 
-func newFakeClock() *fakeClock { return watchtest.NewClock(epoch) }
+func newFakeClock() *fakeClock { return clocktest.NewClock(epoch) }
 
 // call is one handler call seen by a recorder.
 type call struct {

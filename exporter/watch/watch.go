@@ -15,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/fswatch"
 )
 
@@ -46,40 +45,13 @@ const (
 	ModePoll   = "poll"   // periodic scans
 )
 
-// Config is what New needs. Dir and Handler are required.
-type Config struct {
-	// Dir is the source folder; each of its sub-folders is a bundle. It is
-	// a folder of the operating system's file system (events and polling
-	// need real paths).
-	Dir     string
-	Handler Handler
-	// Debounce is the quiet period after the last change of a bundle before
-	// it is exported (default DefaultDebounce). MaxWait bounds the wait
-	// after the first change of a burst (default DefaultMaxWait, and at
-	// least Debounce).
-	Debounce, MaxWait time.Duration
-	// Poll, when positive, scans Dir at this interval instead of using file
-	// system events.
-	Poll time.Duration
-	// FallbackPoll is the polling interval used when file system events
-	// cannot be had (default DefaultPoll).
-	FallbackPoll time.Duration
-	// Jobs is how many handler calls may run at once (default GOMAXPROCS).
-	Jobs   int
-	Clock  Clock        // default SystemClock()
-	Logger *slog.Logger // default slog.Default()
-
-	// newEvents replaces fsnotify.NewWatcher in tests.
-	newEvents func() (*fsnotify.Watcher, error)
-}
-
 // Watcher watches a source folder of bundles and calls its Handler. Create
 // it with New, then call Run once.
 type Watcher struct {
 	cfg   Config
 	root  string
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 
 	in      chan input    // everything the loop reacts to
 	stopped chan struct{} // closed when the loop ends
@@ -131,11 +103,8 @@ type result struct {
 // falls back to polling, with one warning, when they cannot be set up. It
 // returns an error when Dir cannot be read or cfg is incomplete.
 func New(cfg Config) (*Watcher, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("watch: no source folder")
-	}
-	if cfg.Handler == nil {
-		return nil, errors.New("watch: no handler")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
 	}
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
@@ -153,7 +122,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock()
+		cfg.Clock = clock.System()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Validity is how long an issued token is accepted: three weeks from issue
@@ -80,16 +82,13 @@ func KeyID(key []byte) string {
 }
 
 // New returns a Signer that signs with keys[0] and verifies with every key
-// in keys. now is the clock (time.Now when nil). It returns an error when
+// in keys. clk tells the time (clock.System() when nil). It returns an error when
 // keys is empty or a key is shorter than MinKeyLen bytes.
-func New(keys [][]byte, now func() time.Time) (*Signer, error) {
+func New(keys [][]byte, clk clock.Clock) (*Signer, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("authtoken: no signing key")
 	}
-	if now == nil {
-		now = time.Now
-	}
-	s := &Signer{keys: make(map[string]*key, len(keys)), now: now}
+	s := &Signer{keys: make(map[string]*key, len(keys)), now: clock.Or(clk).Now}
 	for i, k := range keys {
 		if len(k) < MinKeyLen {
 			return nil, fmt.Errorf("authtoken: signing key %d is %d bytes, want at least %d", i+1, len(k), MinKeyLen)

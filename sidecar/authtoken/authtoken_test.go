@@ -6,17 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
-type clock struct{ t time.Time }
+type testClock struct{ t time.Time }
 
-func (c *clock) Now() time.Time { return c.t }
+func (c *testClock) Now() time.Time { return c.t }
 
 func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, MinKeyLen) }
 
 func TestIssueVerify(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s, err := New([][]byte{testKey(1)}, c.Now)
+	c := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s, err := New([][]byte{testKey(1)}, clocktest.NowFunc(c.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestIssueVerify(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
-	now := func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }
+	now := clocktest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	old, err := New([][]byte{testKey(1)}, now)
 	if err != nil {
 		t.Fatal(err)

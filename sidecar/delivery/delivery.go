@@ -20,11 +20,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Delivery states.
@@ -43,41 +43,6 @@ var ErrNotFound = store.ErrNotFound
 // or exhausted.
 var ErrNotRetryable = errors.New("delivery is not dropped or exhausted")
 
-// Config tunes a Queue. Zero values take the defaults named on each field.
-type Config struct {
-	RetryMin, RetryMax  time.Duration // default 10m, 15m (uniform random between)
-	MaxAttempts         int           // default 5
-	Timeout             time.Duration // per attempt, default 30s
-	AllowPrivateTargets bool          // allow loopback, private and other non-public addresses
-	Workers             int           // concurrent sends per sidecar, default 64
-	Logger              *slog.Logger
-	Registerer          prometheus.Registerer // may be nil
-
-	// Now is the clock for attempt times, webhook-timestamp and the retry
-	// schedule; default time.Now.
-	Now func() time.Time
-	// Rand draws the retry delays; default seeded from crypto/rand. It is
-	// used under a lock.
-	Rand *mrand.Rand
-	// PollInterval is how often each sidecar looks for due attempts; default
-	// 1s on PostgreSQL (which is also woken by LISTEN/NOTIFY) and 50ms on
-	// SQLite (which has no notifications).
-	PollInterval time.Duration
-	// RescueAfter is how long an attempt may stay "running" before it counts
-	// as lost with a dead process and is scheduled again by any sidecar;
-	// default and minimum Timeout + 10s (the job's own limit, Timeout + 5s,
-	// plus a margin).
-	RescueAfter time.Duration
-	// InstanceID names this sidecar stably across restarts (River's client
-	// id). At Start, the deliveries a process with the same id left in
-	// flight are sent again at once. Empty: a random id, and no such
-	// reclaim. Two live sidecars must not share one.
-	InstanceID string
-	// ResponseLimit is how many bytes of a response body are read (and
-	// discarded); default 64 KiB.
-	ResponseLimit int64
-}
-
 // jobMargin is the time an attempt's job may take beyond the HTTP timeout,
 // for reading the delivery and recording the attempt.
 const jobMargin = 5 * time.Second
@@ -87,39 +52,14 @@ const jobMargin = 5 * time.Second
 const rescueMargin = 5 * time.Second
 
 func (c Config) withDefaults() (Config, error) {
-	if c.RetryMin == 0 && c.RetryMax == 0 {
-		c.RetryMin, c.RetryMax = 10*time.Minute, 15*time.Minute
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = c.RetryMin
-	}
-	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
-		return c, fmt.Errorf("retry delays: need 0 <= RetryMin (%s) <= RetryMax (%s)", c.RetryMin, c.RetryMax)
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 5
-	}
-	if c.MaxAttempts < 1 {
-		return c, fmt.Errorf("MaxAttempts must be at least 1, got %d", c.MaxAttempts)
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 30 * time.Second
-	}
-	if c.Timeout < 0 {
-		return c, fmt.Errorf("timeout must be positive, got %s", c.Timeout)
-	}
-	if c.Workers == 0 {
-		c.Workers = 64
-	}
-	if c.Workers < 1 || c.Workers > 10000 {
-		return c, fmt.Errorf("workers must be between 1 and 10000, got %d", c.Workers)
+	// Zero means zero: the defaults are DefaultConfig's, not zero values.
+	if err := c.Validate(); err != nil {
+		return c, err
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Rand == nil {
 		var seed [16]byte
 		if _, err := rand.Read(seed[:]); err != nil {
@@ -132,9 +72,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if min := c.Timeout + jobMargin + rescueMargin; c.RescueAfter < min {
 		c.RescueAfter = min
-	}
-	if len(c.InstanceID) > 100 {
-		return c, fmt.Errorf("instance id is longer than 100 characters")
 	}
 	if c.ResponseLimit <= 0 {
 		c.ResponseLimit = 64 << 10
@@ -263,7 +200,7 @@ func (q *Queue) Enqueue(ctx context.Context, msgs []Message) ([]Delivery, error)
 			return nil, fmt.Errorf("enqueue: message %d for %s: body is not JSON", i, redactURL(m.Webhook.URL))
 		}
 	}
-	now := q.cfg.Now().UTC().Truncate(time.Microsecond)
+	now := q.cfg.Clock.Now().UTC().Truncate(time.Microsecond)
 	all := make([]Delivery, len(msgs))
 	for i, m := range msgs {
 		all[i] = Delivery{
@@ -449,7 +386,7 @@ func listDeliveries(ctx context.Context, tx store.Tx, where string, args ...any)
 // when the delivery is queued, retrying or delivered.
 func (q *Queue) Retry(ctx context.Context, guideID string, id string) (Delivery, error) {
 	var out []Delivery
-	now := q.cfg.Now().UTC()
+	now := q.cfg.Clock.Now().UTC()
 	err := q.st.InTx(ctx, func(tx store.Tx) error {
 		var state string
 		if err := tx.QueryRow(ctx, `SELECT state FROM guidepub_delivery WHERE id = ? AND guide_id = ?`, id, guideID).Scan(&state); err != nil {

@@ -17,12 +17,14 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 func TestNextRetryUsesClockAndRandom(t *testing.T) {
 	st := openStore(t, backends[0].dsn(t))
 	now := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
-	cfg := Config{Now: func() time.Time { return now }, Rand: mrand.New(mrand.NewPCG(7, 9))} // default 10m..15m
+	cfg := DefaultConfig() // 10m..15m
+	cfg.Clock, cfg.Rand = clocktest.NowFunc(func() time.Time { return now }), mrand.New(mrand.NewPCG(7, 9))
 	q, err := New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -58,24 +60,32 @@ func TestNextRetryUsesClockAndRandom(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	st := openStore(t, backends[0].dsn(t))
-	for name, cfg := range map[string]Config{
-		"max below min":     {RetryMin: time.Minute, RetryMax: time.Second},
-		"negative min":      {RetryMin: -time.Second, RetryMax: time.Second},
-		"negative attempts": {MaxAttempts: -1},
-		"negative timeout":  {Timeout: -time.Second},
-		"too many workers":  {Workers: 1 << 20},
+	for name, change := range map[string]func(*Config){
+		"max below min":     func(c *Config) { c.RetryMin, c.RetryMax = time.Minute, time.Second },
+		"negative min":      func(c *Config) { c.RetryMin, c.RetryMax = -time.Second, time.Second },
+		"zero min":          func(c *Config) { c.RetryMin = 0 },
+		"negative attempts": func(c *Config) { c.MaxAttempts = -1 },
+		"zero attempts":     func(c *Config) { c.MaxAttempts = 0 },
+		"negative timeout":  func(c *Config) { c.Timeout = -time.Second },
+		"zero timeout":      func(c *Config) { c.Timeout = 0 },
+		"too many workers":  func(c *Config) { c.Workers = 1 << 20 },
+		"zero workers":      func(c *Config) { c.Workers = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			change(&cfg)
 			if _, err := New(st, cfg); err == nil {
 				t.Error("New accepted it")
 			}
 		})
 	}
-	if _, err := New(nil, Config{}); err == nil {
+	if _, err := New(nil, DefaultConfig()); err == nil {
 		t.Error("New accepted a nil store")
 	}
 	// RescueAfter is never shorter than an attempt can take.
-	q, err := New(st, Config{Timeout: time.Second, RescueAfter: time.Millisecond})
+	cfg := DefaultConfig()
+	cfg.Timeout, cfg.RescueAfter = time.Second, time.Millisecond
+	q, err := New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ type worker struct {
 // NextRetry schedules the next attempt a uniform random delay in
 // [RetryMin, RetryMax] after now on the queue's clock.
 func (w *worker) NextRetry(*river.Job[jobArgs]) time.Time {
-	return w.q.cfg.Now().Add(w.q.retryDelay())
+	return w.q.cfg.Clock.Now().Add(w.q.retryDelay())
 }
 
 // Timeout bounds a job: the HTTP timeout plus time to record the attempt.

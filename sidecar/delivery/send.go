@@ -96,7 +96,7 @@ func (q *Queue) attempt(ctx context.Context, job jobArgs) error {
 		return nil
 	}
 	number := t.attempts - t.roundStart + 1
-	at := q.cfg.Now()
+	at := q.cfg.Clock.Now()
 	res := q.send(ctx, t, at)
 	state := StateDelivered
 	switch res.outcome {
@@ -117,7 +117,7 @@ func (q *Queue) attempt(ctx context.Context, job jobArgs) error {
 	defer cancel()
 	err = q.recorder.write(rctx, &record{
 		deliveryID: id, at: at, status: res.status, errText: errText,
-		duration: res.duration, state: state, updatedAt: q.cfg.Now(),
+		duration: res.duration, state: state, updatedAt: q.cfg.Clock.Now(),
 	})
 	if err != nil {
 		// The receiver may have the event already; the next run sends it

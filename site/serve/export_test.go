@@ -13,6 +13,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // exportFixtures exports the sample bundles into a temp dir and returns
@@ -28,7 +29,7 @@ func exportFixtures(t testing.TB) string {
 	osfs := afero.NewOsFs()
 	e, err := exporter.New(exporter.Config{
 		Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv,
-		Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) },
+		Clock: clocktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 	})
 	if err != nil {
 		t.Fatal(err)

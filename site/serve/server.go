@@ -26,27 +26,6 @@ const (
 	DefaultPollInterval = 2 * time.Second
 )
 
-// Config configures a Server. The zero value is usable.
-type Config struct {
-	// Logger receives reload and watch messages; nil discards them.
-	Logger *slog.Logger
-	// MemoryLimit is the size up to which a media file is held in memory;
-	// larger ones stream from disk. Documents and their siblings are always
-	// held in memory. Zero means DefaultMemoryLimit; negative keeps every
-	// media file on disk.
-	MemoryLimit int64
-	// NoWatch turns off watching the tree for changes; Reload must then be
-	// called after the tree changes. A tree that is not on the operating
-	// system's file system is never watched.
-	NoWatch bool
-	// Debounce is how long the watcher waits after the last change before
-	// it reloads. Zero means DefaultDebounce.
-	Debounce time.Duration
-	// PollInterval is how often the tree is reloaded when it cannot be
-	// watched (inotify limits, say). Zero means DefaultPollInterval.
-	PollInterval time.Duration
-}
-
 // Server serves an exported public tree as a CDN would: it negotiates the
 // precompressed sibling by Accept-Encoding, sets the headers of package
 // site, answers conditional, HEAD and range requests, and never serves a

@@ -1,4 +1,4 @@
-package main
+package bundleschema_test
 
 // The JSON Schema shipped for guide.json (exporter/bundleschema) and the
 // bundle loader (exporter/bundle) must agree: every bundle here is fed to

@@ -1,4 +1,4 @@
-package main
+package openapi_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
-package main
+package openapi_test
 
-// The OpenAPI document (site/openapi) cannot drift from the code: the
+// The OpenAPI document of this package cannot drift from the code: the
 // fixtures are exported, served by site/serve and by the sidecar (on a
 // SQLite and on a PostgreSQL store) on real HTTP servers, every documented
 // operation is called (error cases too), and every response and webhook
@@ -43,6 +43,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
 	"github.com/guidepub/guidepub/site/openapi"
 	"github.com/guidepub/guidepub/site/serve"
 )
@@ -404,7 +405,7 @@ func specAgainstServers(t *testing.T, dsn string) {
 	exp, err := exporter.New(exporter.Config{
 		Src: afero.FromIOFS{FS: fixtures.Bundles}, SrcDir: "bundles",
 		Out: afero.NewOsFs(), OutDir: outDir, Private: afero.NewOsFs(), PrivateDir: privDir,
-		Now: func() time.Time { return now }, Logger: logger, Jobs: 2,
+		Clock: clocktest.NewClock(now), Logger: logger, Jobs: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -432,15 +433,17 @@ func specAgainstServers(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	q, err := delivery.New(st, delivery.Config{
-		AllowPrivateTargets: true, Timeout: 5 * time.Second, Workers: 2, Logger: logger,
-		PollInterval: 10 * time.Millisecond,
-	})
+	dcfg := delivery.DefaultConfig()
+	dcfg.AllowPrivateTargets, dcfg.Timeout, dcfg.Workers, dcfg.Logger = true, 5*time.Second, 2, logger
+	dcfg.PollInterval = 10 * time.Millisecond
+	q, err := delivery.New(st, dcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	auth := specOAuthServer(t, st)
-	cfg := sidecar.Config{PrivateFS: afero.NewOsFs(), PrivateDir: privDir, Logger: logger, OAuth: auth}
+	cfg := sidecar.DefaultConfig()
+	cfg.RateLimit = 0 // no limit unless a check sets one
+	cfg.PrivateFS, cfg.PrivateDir, cfg.Logger, cfg.OAuth = afero.NewOsFs(), privDir, logger, auth
 	ev, err := sidecar.NewEvents(cfg, st, q)
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +610,9 @@ func specAgainstServers(t *testing.T, dsn string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gq, err := delivery.New(gone, delivery.Config{Logger: logger})
+		gcfg := delivery.DefaultConfig()
+		gcfg.Logger = logger
+		gq, err := delivery.New(gone, gcfg)
 		if err != nil {
 			t.Fatal(err)
 		}

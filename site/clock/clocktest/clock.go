@@ -1,6 +1,6 @@
-// Package watchtest holds test helpers for code that uses exporter/watch:
+// Package clocktest holds a clock.Clock for tests:
 // a Clock that moves only when told to.
-package watchtest
+package clocktest
 
 import (
 	"sort"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Clock is a watch.Clock that moves only when Advance is called. Due
+// Clock is a clock.Clock that moves only when Advance is called. Due
 // functions run synchronously inside Advance, in time order, so a test sees
 // their effects as soon as Advance returns.
 type Clock struct {
@@ -74,3 +74,13 @@ func (c *Clock) Advance(d time.Duration) {
 		t.f()
 	}
 }
+
+// NowFunc is a clock.Clock whose Now calls the function: a test that sets
+// the time by hand uses it. Its AfterFunc waits in real time.
+type NowFunc func() time.Time
+
+// Now returns f().
+func (f NowFunc) Now() time.Time { return f() }
+
+// AfterFunc runs fn after d of real time; stop cancels it.
+func (NowFunc) AfterFunc(d time.Duration, fn func()) func() bool { return time.AfterFunc(d, fn).Stop }

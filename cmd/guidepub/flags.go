@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/bundleschema"
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/exporter/watch"
+	"github.com/guidepub/guidepub/sidecar"
+	"github.com/guidepub/guidepub/sidecar/apitoken"
+	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/oauth"
+	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/serve"
+)
+
+// Every flag of guidepub is declared once, here, as a function returning a
+// fresh flag (urfave/cli flags keep parsed state, so commands never share
+// one value). Commands compose these with flags(...). Defaults come from
+// the packages' DefaultConfig; see docs/cli.md.
+
+// flags concatenates groups of flags.
+func flags(groups ...[]cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+func stringFlag(name, value, usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: name, Value: value, Usage: usage, EnvVars: envVars(name)}
+}
+
+// Sources and trees.
+
+func srcFlag() []cli.Flag {
+	return []cli.Flag{stringFlag("src", "", "folder of bundles (<src>/<folder>/guide.json)")}
+}
+
+func treeFlags() []cli.Flag {
+	return []cli.Flag{
+		stringFlag("out", "", "public tree to write (served as is by a CDN)"),
+		privateFlag()[0],
+	}
+}
+
+func privateFlag() []cli.Flag {
+	return []cli.Flag{stringFlag("private", "", "private tree written by export (records, events, private documents; never published)")}
+}
+
+// storeFlag is --store; where it defaults to depends on the command (see
+// each command's storeDSN).
+func storeFlag() []cli.Flag {
+	return []cli.Flag{stringFlag("store", "", "SQLite file or postgres:// URL of the sidecar's store "+
+		"(sidecar, token: default "+defaultStoreFile+" inside --private; dev: inside --work-dir; "+
+		"export, watch: none, and without it no ready event is queued)")}
+}
+
+func addrFlag(value string) []cli.Flag {
+	return []cli.Flag{stringFlag("addr", value, "HOST:PORT to listen on (port 0 picks a free one)")}
+}
+
+// urlFlags are the URL settings of every command that renders or serves
+// links. dev leaves them empty by default: its defaults are its own
+// listening address.
+func urlFlags(def exporter.Config) []cli.Flag {
+	return flags(viewURLFlag(def), []cli.Flag{
+		stringFlag("unbranded-url", def.UnbrandedURL, "public host of unbranded views"),
+		stringFlag("embed-url", def.EmbedURL, "public path of embedded views (iframes)"),
+	}, baseURLFlag(def))
+}
+
+func viewURLFlag(def exporter.Config) []cli.Flag {
+	return []cli.Flag{stringFlag("view-url", def.ViewURL, "public host of views: {view_url}/<viewId>")}
+}
+
+func baseURLFlag(def exporter.Config) []cli.Flag {
+	return []cli.Flag{stringFlag("base-url", def.BaseURL, "Portal host: manage links and the Portal API")}
+}
+
+// Export.
+
+func exportFlags() []cli.Flag {
+	def := exporter.DefaultConfig()
+	return flags(srcFlag(), treeFlags(), []cli.Flag{
+		stringFlag("encodings", encodingNames(def.Encodings),
+			"compressed siblings written beside each document: a comma-separated subset of br,zstd,gzip, or \"none\""),
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), EnvVars: envVars("jobs"),
+			Usage: "documents compressed at once (twice as many guides are read and written meanwhile)"},
+		stringFlag("source-name", def.SourceName, "value of the autofill ...Source fields"),
+	}, urlFlags(def))
+}
+
+func shardFlag() []cli.Flag {
+	return []cli.Flag{stringFlag("shard", "", "export only shard i of n (i/n, such as 0/4) to split a full rebuild across machines")}
+}
+
+// eventFlags are what "export" and "watch" need to queue ready events.
+func eventFlags() []cli.Flag {
+	return flags(storeFlag(), signingKeyFlag())
+}
+
+func signingKeyFlag() []cli.Flag {
+	return []cli.Flag{&cli.StringSliceFlag{Name: "signing-key", EnvVars: envVars("signing-key"),
+		Usage: "base64 key (32+ bytes) signing private-document tokens; repeat or comma-separate to rotate: " +
+			"the first signs, all verify (default: a key generated once and kept in the store)"}}
+}
+
+func validateFlags() []cli.Flag {
+	return flags(srcFlag(), []cli.Flag{
+		&cli.BoolFlag{Name: "schema", EnvVars: envVars("schema"),
+			Usage: "also check each guide.json against the shipped JSON Schema (" + bundleschema.FileName + ")"},
+		&cli.BoolFlag{Name: "print-schema", Usage: "print the JSON Schema of guide.json and exit"},
+	})
+}
+
+// Watch.
+
+func watchFlags() []cli.Flag {
+	def := watch.DefaultConfig()
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "poll", Value: def.Poll, EnvVars: envVars("poll"),
+			Usage: "scan --src at this interval instead of using file system events (for network mounts); " +
+				"polling is also chosen, with a warning, when events cannot be set up"},
+		&cli.DurationFlag{Name: "debounce", Value: def.Debounce, EnvVars: envVars("debounce"),
+			Usage: "quiet period after the last change of a bundle before it is exported"},
+	}
+}
+
+// Serve and publish.
+
+func serveFlags() []cli.Flag {
+	def := serve.DefaultConfig()
+	return []cli.Flag{
+		stringFlag("dir", "", "exported public tree (the export's --out)"),
+		&cli.Int64Flag{Name: "memory-limit", Value: def.MemoryLimit, EnvVars: envVars("memory-limit"),
+			Usage: "media files up to this many bytes are held in memory; larger ones stream from disk"},
+	}
+}
+
+func printConfigFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "print-config", Usage: "print a configuration instead of serving: " + strings.Join(serve.ConfigKinds, ", ")},
+		stringFlag("sidecar", "", "with --print-config: host:port of the sidecar for /api/ and /private/"),
+	}
+}
+
+func publishFlags() []cli.Flag {
+	def := publish.DefaultConfig()
+	return []cli.Flag{
+		stringFlag("from", "", "exported public tree (the export's --out)"),
+		stringFlag("to", "", "bucket URL"),
+		stringFlag("prefix", def.Prefix, "key prefix inside the bucket, e.g. site/ (stale objects are looked for under it only)"),
+		stringFlag("encoding", publishEncodingName(def.Encoding), "document bytes to upload: identity, gzip or br"),
+		&cli.IntFlag{Name: "jobs", Value: def.Jobs, Usage: "uploads at once", EnvVars: envVars("publish-jobs")},
+		&cli.IntFlag{Name: "max-deletes", Value: def.MaxDeletes, EnvVars: envVars("max-deletes"),
+			Usage: "refuse (and delete nothing) when more stale objects than this would go; 0 allows no deletion"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "list what would change, change nothing", EnvVars: envVars("dry-run")},
+		&cli.BoolFlag{Name: "force", Usage: "upload every object even when its bytes are unchanged (after a change of headers)", EnvVars: envVars("force")},
+	}
+}
+
+// Sidecar.
+
+// deliveryFlags tune webhook delivery and the Portal API. dev composes
+// them without allowPrivateTargetsFlag, which it always sets.
+func deliveryFlags() []cli.Flag {
+	def := delivery.DefaultConfig()
+	return flags([]cli.Flag{
+		&cli.DurationFlag{Name: "retry-min", Value: def.RetryMin, EnvVars: envVars("retry-min"),
+			Usage: "shortest wait before re-sending a delivery that got a 5xx, a timeout or no connection"},
+		&cli.DurationFlag{Name: "retry-max", Value: def.RetryMax, EnvVars: envVars("retry-max"),
+			Usage: "longest such wait (the wait is uniformly random in between)"},
+		&cli.IntFlag{Name: "max-attempts", Value: def.MaxAttempts, EnvVars: envVars("max-attempts"),
+			Usage: "attempts per delivery, the first included"},
+		&cli.DurationFlag{Name: "delivery-timeout", Value: def.Timeout, EnvVars: envVars("delivery-timeout"),
+			Usage: "time limit of one delivery attempt"},
+		&cli.IntFlag{Name: "delivery-workers", Value: def.Workers, EnvVars: envVars("delivery-workers"),
+			Usage: "deliveries sent at once"},
+		stringFlag("rate-limit", fmt.Sprintf("%g/s", sidecar.DefaultConfig().RateLimit), "Portal API requests per app: N/s, N/m or N/h; 0 for no limit"),
+		stringFlag("instance-id", "", "stable name of this sidecar: after a crash, the same name re-sends its in-flight deliveries at once "+
+			"(default: host name and --addr; two running sidecars must not share one)"),
+		&cli.DurationFlag{Name: "access-token-ttl", Value: oauth.DefaultConfig().AccessTokenLifespan, EnvVars: envVars("access-token-ttl"),
+			Usage: "lifetime of an OAuth access token"},
+		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
+			Usage: "lifetime of an OAuth refresh token"},
+	}, signingKeyFlag())
+}
+
+func allowPrivateTargetsFlag() []cli.Flag {
+	return []cli.Flag{&cli.BoolFlag{Name: "allow-private-targets", EnvVars: envVars("allow-private-targets"),
+		Usage: "allow webhook URLs on loopback, private and link-local addresses (tests, on-premises)"}}
+}
+
+// sidecarURLFlags are the URL flags the sidecar logs (it links nothing).
+func sidecarURLFlags() []cli.Flag {
+	def := exporter.DefaultConfig()
+	return flags(viewURLFlag(def), baseURLFlag(def))
+}
+
+// Token.
+
+func ownerFlag(usage string) []cli.Flag {
+	return []cli.Flag{stringFlag("owner", "", usage)}
+}
+
+func jsonFlag(usage string) []cli.Flag {
+	return []cli.Flag{&cli.BoolFlag{Name: "json", Usage: usage, EnvVars: envVars("json")}}
+}
+
+func tokenCreateFlags() []cli.Flag {
+	return []cli.Flag{
+		stringFlag("scopes", "", "comma-separated scopes: "+strings.Join(apitoken.Scopes, ",")),
+		stringFlag("expires", "", "expiry: a duration from now (720h) or an RFC 3339 time; default never"),
+	}
+}
+
+// Dev.
+
+func devFlags() []cli.Flag {
+	return []cli.Flag{
+		stringFlag("work-dir", ".guidepub", "work folder: out/ (public tree), private/, guidepub.db, and src/ and examples/ for the samples"),
+	}
+}
+
+func encodingNames(encs []site.Encoding) string {
+	names := make([]string, len(encs))
+	for i, e := range encs {
+		names[i] = e.Name
+	}
+	return strings.Join(names, ",")
+}

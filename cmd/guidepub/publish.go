@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/afero"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/site"
+)
+
+// publishCommand returns the "publish" command: upload the public tree to
+// object storage.
+func (e *env) publishCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "publish",
+		Usage: "upload an exported public tree (--from) to object storage (--to s3://…, gs://…, azblob://…, file://…)",
+		Description: `Uploads every file of the tree with its Content-Type and Cache-Control. Object
+stores do not negotiate encodings: with --encoding gzip or br the document
+keys hold the compressed bytes with Content-Encoding set; media are always
+uploaded as they are. Unchanged objects are skipped (content hash); media go
+up first, then summaries and autofill documents, then statuses, and stale
+objects are deleted last (at most --max-deletes, else nothing is deleted).
+A failed run leaves readers a consistent tree; running it again completes it.
+
+Credentials come from the store's usual environment (AWS_ACCESS_KEY_ID…,
+GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT…). An S3-compatible
+server: s3://bucket?endpoint=http://host:port&use_path_style=true&disable_https=true&region=us-east-1
+
+Examples:
+   guidepub publish --from public --to 's3://my-bucket?region=eu-west-1' --encoding br --dry-run
+   guidepub publish --from public --to 's3://my-bucket?region=eu-west-1' --encoding br
+   guidepub publish --from public --to gs://my-bucket --prefix site/`,
+		Flags:  publishFlags(),
+		Action: e.runPublish,
+	}
+}
+
+// publishEncodingName is the --encoding name of enc.
+func publishEncodingName(enc site.Encoding) string {
+	if enc.Name == "" {
+		return publish.Identity.Name
+	}
+	return enc.Name
+}
+
+// runPublish is the "publish" command.
+func (e *env) runPublish(c *cli.Context) error {
+	from, to := c.String("from"), c.String("to")
+	if from == "" || to == "" {
+		return usagef("--from and --to are required")
+	}
+	if fi, err := os.Stat(from); err != nil || !fi.IsDir() {
+		return usagef("--from %s is not a folder", from)
+	}
+	enc, err := publish.ParseEncoding(c.String("encoding"))
+	if err != nil {
+		return usagef("--encoding: %v", err)
+	}
+	if c.Int("jobs") < 1 {
+		return usagef("--jobs must be at least 1")
+	}
+	if c.Int("max-deletes") < 0 {
+		return usagef("--max-deletes must not be negative")
+	}
+	bucket, err := publish.OpenBucket(c.Context, to)
+	if err != nil {
+		return usagef("--to: %v", err)
+	}
+	defer bucket.Close()
+	cfg := publish.DefaultConfig()
+	cfg.From, cfg.FromDir = afero.NewOsFs(), filepath.Clean(from)
+	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
+	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
+	cfg.DryRun, cfg.Force = c.Bool("dry-run"), c.Bool("force")
+	cfg.Logger = newLogger(e.stderr, slog.LevelWarn)
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		cfg.Progress = e.stderr
+	}
+	if cfg.DryRun {
+		cfg.Plan = e.stdout
+	}
+	if err := validConfig(cfg.Validate()); err != nil {
+		return err
+	}
+	rep, err := publish.Publish(c.Context, cfg)
+	if rep != nil {
+		fmt.Fprintln(e.stdout, rep.Summary())
+	}
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}

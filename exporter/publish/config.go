@@ -1,0 +1,61 @@
+package publish
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/spf13/afero"
+	"gocloud.dev/blob"
+
+	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/config"
+)
+
+// Config configures Publish. Start from DefaultConfig: zero values are
+// zero (Jobs 0 is refused, MaxDeletes 0 allows no deletion).
+type Config struct {
+	From    afero.Fs
+	FromDir string       // the exported public tree
+	Bucket  *blob.Bucket // destination; Publish does not close it
+	// Prefix is put before every key ("site/" → "site/<viewId>/data/status");
+	// stale objects are looked for under it only.
+	Prefix string
+	// Encoding of the uploaded document bytes: Identity (or the zero
+	// value), site.Gzip or site.Brotli. Media are always uploaded as is.
+	Encoding site.Encoding
+	Jobs     int // uploads at once, at least 1
+	// MaxDeletes caps the stale objects deleted; with more, Publish fails
+	// before changing anything. 0 allows no deletion (see DefaultConfig).
+	MaxDeletes int
+	DryRun     bool      // plan only; write the plan to Plan
+	Force      bool      // upload every object, changed or not
+	Plan       io.Writer // receives one line per planned change; may be nil
+	Progress   io.Writer // non-nil: draw a progress bar there
+	Logger     *slog.Logger
+	// OnUpload, when set, is called after each object is uploaded, from
+	// the uploading goroutine.
+	OnUpload func(key string)
+}
+
+// DefaultConfig returns the settings "guidepub publish" starts from:
+// identity documents, DefaultJobs uploads at once and at most
+// DefaultMaxDeletes deletions. From, FromDir and Bucket are left to the
+// caller.
+func DefaultConfig() Config {
+	return Config{Encoding: Identity, Jobs: DefaultJobs, MaxDeletes: DefaultMaxDeletes}
+}
+
+// Validate returns one *config.FieldError per field that cannot work
+// (joined), or nil. Zero means zero: MaxDeletes 0 allows no deletion.
+func (c Config) Validate() error {
+	var p config.Problems
+	p.Add(c.From != nil, "From", "is required")
+	p.Add(c.Bucket != nil, "Bucket", "is required")
+	if c.Encoding.Name != "" {
+		_, err := ParseEncoding(c.Encoding.Name)
+		p.Add(err == nil, "Encoding", "%v", err)
+	}
+	p.Add(c.Jobs >= 1, "Jobs", "must be at least 1, got %d", c.Jobs)
+	p.Add(c.MaxDeletes >= 0, "MaxDeletes", "must not be negative, got %d", c.MaxDeletes)
+	return p.Err()
+}
