@@ -38,7 +38,8 @@ var styleHash = func() string {
 // mediaOrigin is the origin the view's media are served from (the origin
 // of the branded view URL, for example "https://view.example.com"); "" when
 // it is the page's own. Pages run no script, load only their own inline
-// style and images, and only the embedded page may be framed.
+// style and images (data: only for the empty favicon, so browsers do not
+// ask for /favicon.ico), and only the embedded page may be framed.
 func CSP(k Kind, mediaOrigin string) string {
 	img := "'self'"
 	if mediaOrigin != "" {
@@ -48,7 +49,7 @@ func CSP(k Kind, mediaOrigin string) string {
 	if k == Embedded {
 		fa = "*"
 	}
-	return "default-src 'none'; img-src " + img + "; style-src " + styleHash +
+	return "default-src 'none'; img-src " + img + " data:; style-src " + styleHash +
 		"; script-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors " + fa
 }
 

@@ -255,7 +255,7 @@ func TestCSP(t *testing.T) {
 		if k == Embedded {
 			wantFA = "frame-ancestors *"
 		}
-		if !strings.HasSuffix(csp, wantFA) || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "img-src 'self' https://view.example.test;") {
+		if !strings.HasSuffix(csp, wantFA) || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "img-src 'self' https://view.example.test data:;") {
 			t.Errorf("%s: CSP %q", k, csp)
 		}
 		if (FrameOptions(k) == "") != (k == Embedded) {
@@ -306,8 +306,8 @@ func bigInput(rooms int) Input {
 	af.Media = append(af.Media, site.Media{MediaCategory: site.MediaVideo, MediaURL: "https://video.example.com/watch/big"})
 	return FromDocs(Docs{Status: site.StatusReady, Summary: sum, Autofill: af}, Extra{
 		ViewID: "vBIG", Units: Imperial,
-		Property: &site.Property{FullAddress: "1200 Long Avenue, Springfield, IL 62701", Country: "US", City: "Springfield", StateProvince: "IL", PostalCode: "62701", StreetName: "Long Avenue", StreetNumber: "1200", Location: &site.Location{Lat: 39.7817, Lng: -89.6501}},
-		Banner:   &site.Banner{FullName: "Pat Agent", Title: "Broker", Company: "Springfield Homes", Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: "https://homes.example.com", SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
+		Property:   &site.Property{FullAddress: "1200 Long Avenue, Springfield, IL 62701", Country: "US", City: "Springfield", StateProvince: "IL", PostalCode: "62701", StreetName: "Long Avenue", StreetNumber: "1200", Location: &site.Location{Lat: 39.7817, Lng: -89.6501}},
+		Banner:     &site.Banner{FullName: "Pat Agent", Title: "Broker", Company: "Springfield Homes", Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: "https://homes.example.com", SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
 		BrandedURL: "https://view.example.test/vBIG", UnbrandedURL: "https://view.example.test/u/vBIG", EmbedURL: "https://view.example.test/embed/vBIG",
 	})
 }
