@@ -266,8 +266,8 @@ func TestBrowser(t *testing.T) {
 		must, not []string
 	}
 	checks := map[string]check{
-		"branded":   {"/vKT301A", []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "Show on a map", "Watch the video tour", "Floor plans", "Photos"}, []string{"277.62 sq ft"}},
-		"unbranded": {"/u/vKT301A", []string{"Measurements", "Living Room", "25.79 m²", "Floor plans", "Photos"}, []string{"Jane Example", "Example Realty", "video", "map"}},
+		"branded":   {"/vKT301A", []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "Show on a map", "Watch the video tour", "Floor plans", "Photos"}, []string{"277.62 sq ft"}},
+		"unbranded": {"/u/vKT301A", []string{"Measurements", "Living Room", "25.79 m²", "Floor plans", "Photos"}, []string{"Jane Example", "Example Realty", "video", "map"}},
 		"embed":     {"/frame/vKT301A", []string{"A listing site", "Open the full guide", "Living Room"}, []string{"Jane Example"}},
 		"locked":    {"/vMAPLE-locked", []string{"not available"}, []string{"Maple Ave", "Measurements"}},
 		"nomedia":   {"/vMAPLE-nomedia", []string{"Measurements"}, []string{"Maple Ave", "Floor plans", "Photos", "video"}},

@@ -320,8 +320,8 @@ func system(s *site.Summary, units string, hideDims bool) System {
 		sys.AreaUnit, sys.LenUnit, sys.Label = "m²", "m", "Metric (m, m²)"
 		areaF, lenF = mm2PerSqMeter, mmPerMeter
 	}
-	area := func(v float64) string { return num(round2(v/areaF)) + " " + sys.AreaUnit }
-	length := func(v float64) string { return num(round2(v/lenF)) + " " + sys.LenUnit }
+	area := func(v float64) string { return num(round2(v/areaF)) + nbsp + sys.AreaUnit }
+	length := func(v float64) string { return num(round2(v/lenF)) + nbsp + sys.LenUnit }
 	add := func(ms *[]Measure, label string, v *float64, f func(float64) string) {
 		if v != nil {
 			*ms = append(*ms, Measure{label, f(*v)})
@@ -358,7 +358,7 @@ func system(s *site.Summary, units string, hideDims bool) System {
 			for _, r := range f.Rooms {
 				rr := Room{Name: r.Name, Type: r.Type, Area: area(r.Area)}
 				if !hideDims && len(r.Dims) == 2 {
-					rr.Dims = num(round2(r.Dims[0]/lenF)) + " × " + num(round2(r.Dims[1]/lenF)) + " " + sys.LenUnit
+					rr.Dims = num(round2(r.Dims[0]/lenF)) + nbsp + "×" + nbsp + num(round2(r.Dims[1]/lenF)) + nbsp + sys.LenUnit
 				}
 				ff.Rooms = append(ff.Rooms, rr)
 			}
@@ -371,6 +371,9 @@ func system(s *site.Summary, units string, hideDims bool) System {
 	}
 	return sys
 }
+
+// nbsp keeps a number with its unit on one line.
+const nbsp = "\u00a0"
 
 // num formats x as the autofill document prints it (shortest form).
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -246,7 +246,7 @@ func jsonLD(in *Input, pageURL string) (template.JS, error) {
 	}
 	if len(in.Systems) > 0 {
 		s := in.Systems[0]
-		if v, ok := strings.CutSuffix(s.Total, " "+s.AreaUnit); ok {
+		if v, ok := strings.CutSuffix(s.Total, nbsp+s.AreaUnit); ok {
 			if f, err := strconv.ParseFloat(v, 64); err == nil {
 				code := "FTK"
 				if s.Units == Metric {

@@ -102,7 +102,7 @@ func TestHiddenFeatures(t *testing.T) {
 	s := sampleByFolder(t, "vKT301A")
 	markers := map[string][]string{
 		HideMeasurements:   {"Measurements", "Living Room", "m²", "sq ft", "floorSize"},
-		HideRoomDimensions: {"4.3 × 6 m", "14.11 × 19.68 ft"},
+		HideRoomDimensions: {"4.3 × 6 m", "14.11 × 19.68 ft"},
 		HideAddress:        {"King St", "Kitchener", "N2G", "openstreetmap", "43.447568", "PostalAddress"},
 		HideFloorPlans:     {"Floor plan", "jpgMetric", "pdfMetric", "pdfImperial"},
 		HidePhotos:         {"ph-1", "ph-2", "og:image", "Photos"},
@@ -150,10 +150,10 @@ func TestKinds(t *testing.T) {
 		must, not []string
 	}{
 		{Branded,
-			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "25.79 m²", "277.62 sq ft", "14.11 × 19.68 ft", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg"},
+			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "25.79 m²", "277.62 sq ft", "14.11 × 19.68 ft", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg"},
 			[]string{"noindex", "target="}},
 		{Unbranded,
-			[]string{`content="noindex"`, "Living Room", "25.79 m²", "ph-1-small.jpg", "<footer>"},
+			[]string{`content="noindex"`, "Living Room", "25.79 m²", "ph-1-small.jpg", "<footer>"},
 			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A"}},
 		{Embedded,
 			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`},
@@ -221,12 +221,12 @@ func TestAreasAsAutofill(t *testing.T) {
 		}
 		for i, r := range af.Rooms {
 			unit := map[string]string{site.SquareMeters: "m²", site.SquareFeet: "sq ft"}[r.RoomAreaUnits]
-			if want := num(*r.RoomArea) + " " + unit; rooms[i].Area != want {
+			if want := num(*r.RoomArea) + nbsp + unit; rooms[i].Area != want {
 				t.Errorf("%s room %s: area %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Area, want)
 			}
 			if r.RoomWidth != nil {
 				lu := map[string]string{site.Meters: "m", site.Feet: "ft"}[r.RoomLengthWidthUnits]
-				if want := num(*r.RoomWidth) + " × " + num(*r.RoomLength) + " " + lu; rooms[i].Dims != want {
+				if want := num(*r.RoomWidth) + nbsp + "×" + nbsp + num(*r.RoomLength) + nbsp + lu; rooms[i].Dims != want {
 					t.Errorf("%s room %s: dims %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Dims, want)
 				}
 			}
