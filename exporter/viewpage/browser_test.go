@@ -2,6 +2,7 @@ package viewpage
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -157,7 +158,21 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		if fo := FrameOptions(k); fo != "" {
 			w.Header().Set("X-Frame-Options", fo)
 		}
+		w.Header().Set("Vary", "Accept-Encoding")
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			// Served precompressed, as the exported tree is.
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			gz.Write(b)
+			gz.Close()
+			return
+		}
 		w.Write(b)
+		return
+	}
+	if r.URL.Path == "/robots.txt" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, "User-agent: *\nAllow: /\n")
 		return
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, "/frame/"); ok {

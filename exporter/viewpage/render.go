@@ -40,6 +40,8 @@ var styleHash = func() string {
 // it is the page's own. Pages run no script, load only their own inline
 // style and images (data: only for the empty favicon, so browsers do not
 // ask for /favicon.ico), and only the embedded page may be framed.
+// connect-src 'self' lets crawlers that fetch /robots.txt from the page's
+// context (Lighthouse does) read it; with no script it opens nothing else.
 func CSP(k Kind, mediaOrigin string) string {
 	img := "'self'"
 	if mediaOrigin != "" {
@@ -50,7 +52,7 @@ func CSP(k Kind, mediaOrigin string) string {
 		fa = "*"
 	}
 	return "default-src 'none'; img-src " + img + " data:; style-src " + styleHash +
-		"; script-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors " + fa
+		"; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors " + fa
 }
 
 // FrameOptions returns the X-Frame-Options value for kind k: "DENY", or ""
