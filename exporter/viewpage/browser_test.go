@@ -378,4 +378,3 @@ func TestNuHTMLChecker(t *testing.T) {
 	}
 	t.Logf("vnu checked %d pages: %d messages", len(files), len(res.Messages))
 }
-
