@@ -242,6 +242,11 @@ func media(in *Input, ms []site.Media, h []string) {
 				in.PDFs = append(in.PDFs, Link{Label: units, URL: m.MediaURL})
 				continue
 			}
+			if hides(h, HideAutofill) {
+				// The floor plan pages are published with the autofill
+				// document only; the PDFs stay.
+				continue
+			}
 			n := len(in.FloorPlans) + 1
 			if _, id, ok := strings.Cut(m.MediaObjectID, "-"); ok {
 				if i, err := strconv.Atoi(id); err == nil {

@@ -107,6 +107,7 @@ func TestHiddenFeatures(t *testing.T) {
 		HideFloorPlans:     {"Floor plan", "jpgMetric", "pdfMetric", "pdfImperial"},
 		HidePhotos:         {"ph-1", "ph-2", "og:image", "Photos"},
 		HideVideo:          {"video.example.com", "video tour"},
+		HideAutofill:       {"jpgMetric", "jpgImperial", "reso/autofill"},
 	}
 	full := map[Kind]string{}
 	for _, k := range Kinds {
