@@ -175,10 +175,14 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, "/frame/"); ok {
+		width := "100%"
+		if r.URL.Query().Get("small") != "" {
+			width = "300"
+		}
 		w.Header().Set("Content-Type", ContentType)
 		fmt.Fprintf(w, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>Listing</title></head>`+
 			`<body style="margin:0;font-family:sans-serif"><main><h1 style="font-size:1.2rem;padding:0 8px">A listing site</h1>`+
-			`<iframe src="/embed/%s" title="Property guide" width="100%%" height="640" style="border:0;display:block"></iframe></main></body></html>`, id)
+			`<iframe src="/embed/%s" title="Property guide" width="%s" height="400" style="border:0;display:block"></iframe></main></body></html>`, id, width)
 		return
 	}
 	size, ok := ps.images[r.URL.Path]
@@ -227,6 +231,7 @@ type browserPage struct {
 	Text        string            `json:"text"`
 	Frames      int               `json:"frames"`
 	ScrollWidth int               `json:"scrollWidth"`
+	Overflow    []int             `json:"overflow"`
 	Images      []struct {
 		Src      string `json:"src"`
 		Complete bool   `json:"complete"`
@@ -289,10 +294,11 @@ func TestBrowser(t *testing.T) {
 		"embed":     {"/frame/vKT301A", []string{"A listing site", "Open the full guide", "Living Room"}, []string{"Jane Example"}},
 		"locked":    {"/vMAPLE-locked", []string{"not available"}, []string{"Maple Ave", "Measurements"}},
 		"nomedia":   {"/vMAPLE-nomedia", []string{"Measurements"}, []string{"Maple Ave", "Floor plans", "Photos", "video"}},
+		"small":     {"/frame/vKT301A?small=1", []string{"Open the full guide", "Living Room"}, []string{"Jane Example"}},
 		"metric":    {"/embed/vMAPLE-metric", []string{"Open the full guide", "Floor plans"}, []string{"Measurements"}},
 	}
 	var pages []browserPage
-	for _, name := range []string{"branded", "unbranded", "embed", "locked", "nomedia", "metric"} {
+	for _, name := range []string{"branded", "unbranded", "embed", "small", "locked", "nomedia", "metric"} {
 		for _, w := range []int{375, 1280} {
 			pages = append(pages, browserPage{Name: name, URL: ps.URL + checks[name].path, Width: w, Height: map[int]int{375: 812, 1280: 900}[w],
 				Screenshot: filepath.Join(out, fmt.Sprintf("%s-%d.png", name, w))})
@@ -318,6 +324,14 @@ func TestBrowser(t *testing.T) {
 		}
 		for _, m := range p.Console {
 			t.Errorf("%s: console: %s", name, m)
+		}
+		if len(p.Overflow) != p.Frames || p.Frames == 0 {
+			t.Errorf("%s: overflow measured for %d of %d frames", name, len(p.Overflow), p.Frames)
+		}
+		for i, o := range p.Overflow {
+			if o > 0 {
+				t.Errorf("%s: frame %d is %d px wider than its viewport", name, i, o)
+			}
 		}
 		for _, img := range p.Images {
 			if !img.Complete || img.Natural == 0 || img.W == "" || img.H == "" {

@@ -35,8 +35,10 @@ try {
     // axe runs in an isolated world so the page's CSP (no script) does not block it.
     const frames = page.frames();
     const texts = [];
+    const overflow = [];
     for (const f of frames) {
       texts.push(await f.evaluate(() => document.body ? document.body.innerText : ''));
+      overflow.push(await f.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth));
     }
     const session = await page.createCDPSession();
     const { frameTree } = await session.send('Page.getFrameTree');
@@ -50,7 +52,7 @@ try {
     if (p.screenshot) await page.screenshot({ path: p.screenshot, fullPage: true });
     report.push({
       name: p.name, status: resp.status(), headers: resp.headers(), requests, console: console_,
-      text: texts.join('\n'), frames: frames.length, images, scrollWidth: scrollW,
+      text: texts.join('\n'), frames: frames.length, overflow, images, scrollWidth: scrollW,
       axe: axeResult.result.value, axeError: axeResult.exceptionDetails ? JSON.stringify(axeResult.exceptionDetails).slice(0, 500) : '',
     });
     await page.close();
