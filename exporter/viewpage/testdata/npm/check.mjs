@@ -40,10 +40,10 @@ try {
       texts.push(await f.evaluate(() => document.body ? document.body.innerText : ''));
       overflow.push(await f.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth));
     }
-    const session = await page.createCDPSession();
-    const { frameTree } = await session.send('Page.getFrameTree');
-    const { executionContextId } = await session.send('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: 'axe', grantUniveralAccess: true });
-    const axeResult = await session.send('Runtime.evaluate', {
+    const cdp = await page.createCDPSession();
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: 'axe', grantUniveralAccess: true });
+    const axeResult = await cdp.send('Runtime.evaluate', {
       contextId: executionContextId, awaitPromise: true, returnByValue: true,
       expression: axeSource + `;axe.run(document,{resultTypes:['violations'],iframes:false}).then(r=>r.violations.map(v=>({id:v.id,impact:v.impact,help:v.help,nodes:v.nodes.map(n=>n.target.join(' ')).slice(0,5)})))`,
     });
