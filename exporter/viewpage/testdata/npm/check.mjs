@@ -1,0 +1,63 @@
+// Loads view pages in headless Chromium, runs axe-core on each, records
+// every request and console message, takes screenshots and returns what the
+// DOM shows. Usage: node check.mjs <job.json>; prints a JSON report.
+// job: {chrome, outDir, pages: [{name, url, width, height, screenshot}]}
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import puppeteer from 'puppeteer-core';
+
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+
+const browser = await puppeteer.launch({
+  executablePath: job.chrome,
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const report = [];
+try {
+  for (const p of job.pages) {
+    const page = await browser.newPage();
+    await page.setViewport({ width: p.width, height: p.height, deviceScaleFactor: 1 });
+    const requests = [];
+    const console_ = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => console_.push(m.type() + ': ' + m.text()));
+    page.on('pageerror', (e) => console_.push('pageerror: ' + e.message));
+    const resp = await page.goto(p.url, { waitUntil: 'networkidle0' });
+    // Scroll through so lazy images load, then back to the top.
+    await page.evaluate(async () => {
+      for (let y = 0; y < document.body.scrollHeight; y += 600) { window.scrollTo(0, y); await new Promise((r) => setTimeout(r, 20)); }
+      window.scrollTo(0, 0);
+    });
+    await page.waitForNetworkIdle({ idleTime: 200 }).catch(() => {});
+    // axe runs in an isolated world so the page's CSP (no script) does not block it.
+    const frames = page.frames();
+    const texts = [];
+    const overflow = [];
+    for (const f of frames) {
+      texts.push(await f.evaluate(() => document.body ? document.body.innerText : ''));
+      overflow.push(await f.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth));
+    }
+    const cdp = await page.createCDPSession();
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: 'axe', grantUniveralAccess: true });
+    const axeResult = await cdp.send('Runtime.evaluate', {
+      contextId: executionContextId, awaitPromise: true, returnByValue: true,
+      expression: axeSource + `;axe.run(document,{resultTypes:['violations'],iframes:false}).then(r=>r.violations.map(v=>({id:v.id,impact:v.impact,help:v.help,nodes:v.nodes.map(n=>n.target.join(' ')).slice(0,5)})))`,
+    });
+    const images = await page.evaluate(() => [...document.images].map((i) => ({ src: i.currentSrc, complete: i.complete, natural: i.naturalWidth, w: i.getAttribute('width'), h: i.getAttribute('height') })));
+    const scrollW = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (p.screenshot) await page.screenshot({ path: p.screenshot, fullPage: true });
+    report.push({
+      name: p.name, status: resp.status(), headers: resp.headers(), requests, console: console_,
+      text: texts.join('\n'), frames: frames.length, overflow, images, scrollWidth: scrollW,
+      axe: axeResult.result.value, axeError: axeResult.exceptionDetails ? JSON.stringify(axeResult.exceptionDetails).slice(0, 500) : '',
+    });
+    await page.close();
+  }
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify(report));

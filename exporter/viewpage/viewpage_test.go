@@ -1,0 +1,338 @@
+package viewpage
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+	"github.com/guidepub/guidepub/site"
+)
+
+func render(t *testing.T, k Kind, in *Input) string {
+	t.Helper()
+	b, err := Render(k, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sampleByFolder(t *testing.T, folder string) sample {
+	t.Helper()
+	for _, s := range samples(t) {
+		if s.Folder == folder {
+			return s
+		}
+	}
+	t.Fatalf("no sample %s", folder)
+	return sample{}
+}
+
+// TestUntrustedStrings checks that markup and script URLs from the bundle
+// render as inert text.
+func TestUntrustedStrings(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	sum := *s.Docs.Summary
+	sum.Buildings = append([]site.Building(nil), sum.Buildings...)
+	b := sum.Buildings[0]
+	b.Floors = append([]site.Floor(nil), b.Floors...)
+	f := b.Floors[0]
+	f.Rooms = append([]site.Room(nil), f.Rooms...)
+	f.Rooms[0].Name = "<script>alert(1)</script>"
+	f.Name = "</script><img src=x onerror=alert(2)>"
+	b.Floors[0] = f
+	sum.Buildings[0] = b
+	d := s.Docs
+	d.Summary = &sum
+	prop := *s.Guide.Property.Location
+	e := Extra{
+		ViewID: "vX", Units: Metric,
+		Property: &site.Property{FullAddress: `1 "Main" St </script><script>alert(3)</script>`, StreetName: "Main <b>St</b>", City: "X", Location: &prop},
+		Banner: &site.Banner{
+			FullName: "<i>Agent</i>", Website: "javascript:alert(1)",
+			Emails:      []string{`a@b.c" onclick="alert(4)`},
+			Phones:      []site.Phone{{Label: "cell", Number: "javascript:alert(5)"}},
+			SocialLinks: []site.SocialLink{{Label: "x", Link: "javascript:alert(6)"}, {Label: "y", Link: "data:text/html,<script>alert(7)</script>"}},
+		},
+		BrandedURL: "https://view.example.test/vX", UnbrandedURL: "https://u.example.test/vX", EmbedURL: "https://view.example.test/embed/vX",
+	}
+	in := FromDocs(d, e)
+	for _, k := range Kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			out := render(t, k, &in)
+			for _, bad := range []string{"<script>alert", "<img src=x", "<i>Agent", "<b>St", `onclick="alert`, `href="javascript`, `href="data:text`, "ZgotmplZ"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("page contains %q", bad)
+				}
+			}
+			if !strings.Contains(out, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+				t.Error("room name not shown as escaped text")
+			}
+			if k == Branded {
+				if !strings.Contains(out, "Website: javascript") && !strings.Contains(out, "Website: javascript:alert(1)") {
+					// The website is kept as text only.
+					if !strings.Contains(out, "Website: ") {
+						t.Error("untrusted website not shown as text")
+					}
+				}
+				ld := regexp.MustCompile(`(?s)<script type="application/ld\+json">(.*?)</script>`).FindStringSubmatch(out)
+				if ld == nil {
+					t.Fatal("no JSON-LD")
+				}
+				if strings.Contains(ld[1], "<") || !strings.Contains(ld[1], `\u003c/script\u003e`) {
+					t.Errorf("JSON-LD not escaped: %s", ld[1])
+				}
+			}
+			if n := strings.Count(out, "<script"); n > 1 || (n == 1 && k != Branded) {
+				t.Errorf("%d script elements", n)
+			}
+		})
+	}
+}
+
+// TestHiddenFeatures checks that each hidden feature leaves no trace in
+// any page: the markers are strings only that feature produces.
+func TestHiddenFeatures(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	markers := map[string][]string{
+		HideMeasurements:   {"Measurements", "Living Room", "m²", "sq ft", "floorSize"},
+		HideRoomDimensions: {"4.3 × 6 m", "14.11 × 19.68 ft"},
+		HideAddress:        {"King St", "Kitchener", "N2G", "openstreetmap", "43.447568", "PostalAddress"},
+		HideFloorPlans:     {"Floor plan", "jpgMetric", "pdfMetric", "pdfImperial"},
+		HidePhotos:         {"ph-1", "ph-2", "og:image", "Photos"},
+		HideVideo:          {"video.example.com", "video tour"},
+		HideAutofill:       {"jpgMetric", "jpgImperial", "reso/autofill"},
+	}
+	full := map[Kind]string{}
+	for _, k := range Kinds {
+		full[k] = render(t, k, &s.Input)
+	}
+	for feature, ms := range markers {
+		t.Run(feature, func(t *testing.T) {
+			e := extraOf(s)
+			e.Hidden = []string{feature}
+			in := FromDocs(s.Docs, e)
+			for _, k := range Kinds {
+				out := render(t, k, &in)
+				seen := false
+				for _, m := range ms {
+					if strings.Contains(out, m) {
+						t.Errorf("%s page with %s hidden contains %q", k, feature, m)
+					}
+					seen = seen || strings.Contains(full[k], m)
+				}
+				if !seen && !(k == Unbranded && feature == HideVideo) {
+					t.Errorf("%s page without hiding shows none of %q: the markers test nothing", k, ms)
+				}
+			}
+		})
+	}
+}
+
+func extraOf(s sample) Extra {
+	prop := s.Guide.Property
+	return Extra{
+		ViewID: s.View.ViewID, Units: s.Input.Units, Property: &prop, Banner: s.Guide.Banner,
+		BrandedURL: s.Input.BrandedURL, UnbrandedURL: s.Input.UnbrandedURL, EmbedURL: s.Input.EmbedURL,
+	}
+}
+
+// TestKinds checks what each kind of page shows and withholds.
+func TestKinds(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	tests := []struct {
+		kind      Kind
+		must, not []string
+	}{
+		{Branded,
+			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "25.79 m²", "277.62 sq ft", "14.11 × 19.68 ft", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg"},
+			[]string{"noindex", "target="}},
+		{Unbranded,
+			[]string{`content="noindex"`, "Living Room", "25.79 m²", "ph-1-small.jpg", "<footer>"},
+			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A"}},
+		{Embedded,
+			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`},
+			[]string{"Jane Example", "<header>", "<footer>", "og:title", "application/ld+json"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			out := render(t, tc.kind, &s.Input)
+			for _, m := range tc.must {
+				if !strings.Contains(out, m) {
+					t.Errorf("missing %q", m)
+				}
+			}
+			for _, m := range tc.not {
+				if strings.Contains(out, m) {
+					t.Errorf("contains %q", m)
+				}
+			}
+		})
+	}
+}
+
+// TestNotShownStatuses checks that not-ready, locked and expired views get
+// a plain page with no data.
+func TestNotShownStatuses(t *testing.T) {
+	tests := []struct{ folder, want string }{
+		{"vLDN14", "not ready yet"},
+		{"vMAPLE-locked", "locked by its owner"},
+		{"vSTDENIS-2020", "has expired"},
+	}
+	for _, tc := range tests {
+		s := sampleByFolder(t, tc.folder)
+		// Data present in the bundle must not leak even if documents were passed.
+		for _, k := range Kinds {
+			out := render(t, k, &s.Input)
+			if !strings.Contains(out, tc.want) || !strings.Contains(out, `content="noindex"`) {
+				t.Errorf("%s %s: want %q and noindex", tc.folder, k, tc.want)
+			}
+			for _, bad := range []string{"<table", "<img", "og:", "ld+json", s.Guide.Property.City} {
+				if bad != "" && strings.Contains(out, bad) {
+					t.Errorf("%s %s contains %q", tc.folder, k, bad)
+				}
+			}
+		}
+	}
+}
+
+// TestAreasAsAutofill checks that every room area and dimension the page
+// shows in the view's units is the autofill document's value.
+func TestAreasAsAutofill(t *testing.T) {
+	checked := 0
+	for _, s := range samples(t) {
+		af := s.Docs.Autofill
+		if af == nil || len(s.Input.Systems) == 0 {
+			continue
+		}
+		var rooms []Room
+		for _, b := range s.Input.Systems[0].Buildings {
+			for _, f := range b.Floors {
+				rooms = append(rooms, f.Rooms...)
+			}
+		}
+		if len(rooms) != len(af.Rooms) {
+			t.Fatalf("%s: %d rooms on the page, %d in the autofill", s.Folder, len(rooms), len(af.Rooms))
+		}
+		for i, r := range af.Rooms {
+			unit := map[string]string{site.SquareMeters: "m²", site.SquareFeet: "sq ft"}[r.RoomAreaUnits]
+			if want := num(*r.RoomArea) + nbsp + unit; rooms[i].Area != want {
+				t.Errorf("%s room %s: area %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Area, want)
+			}
+			if r.RoomWidth != nil {
+				lu := map[string]string{site.Meters: "m", site.Feet: "ft"}[r.RoomLengthWidthUnits]
+				if want := num(*r.RoomWidth) + nbsp + "×" + nbsp + num(*r.RoomLength) + nbsp + lu; rooms[i].Dims != want {
+					t.Errorf("%s room %s: dims %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Dims, want)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d rooms compared", checked)
+	}
+}
+
+// TestCSP checks that the policy's style hash is the hash of the page's
+// style element and that only the embedded page may be framed.
+func TestCSP(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	for _, k := range Kinds {
+		out := render(t, k, &s.Input)
+		m := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(out)
+		sum := sha256.Sum256([]byte(m[1]))
+		h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		csp := CSP(k, "https://view.example.test")
+		if !strings.Contains(csp, "style-src "+h+";") {
+			t.Errorf("%s: CSP %q lacks the style hash %s", k, csp, h)
+		}
+		wantFA := "frame-ancestors 'none'"
+		if k == Embedded {
+			wantFA = "frame-ancestors *"
+		}
+		if !strings.HasSuffix(csp, wantFA) || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "img-src 'self' https://view.example.test data:;") {
+			t.Errorf("%s: CSP %q", k, csp)
+		}
+		if (FrameOptions(k) == "") != (k == Embedded) {
+			t.Errorf("%s: X-Frame-Options %q", k, FrameOptions(k))
+		}
+		if strings.Contains(out, " style=") || strings.Contains(out, "<script src") || strings.Contains(out, "<link rel=\"stylesheet") {
+			t.Errorf("%s: page has inline style attributes or external resources", k)
+		}
+	}
+}
+
+// bigInput returns a ready view of rooms rooms over 4 floors, with 12
+// photos and 4 floor plan pages.
+func bigInput(rooms int) Input {
+	v := func(x float64) *float64 { return &x }
+	sum := &site.Summary{MeasurementStandard: "ansi"}
+	b := site.Building{ID: 1, Name: "Main Building", IntAreaAboveGrade: v(250e6), IntAreaTotal: v(320e6), ExtAreaTotal: v(350e6), FinishedAreaTotal: v(300e6), IsMainBuilding: true}
+	types := []string{"Bedroom", "Bathroom", "Kitchen", "Living", "Dining", "Closet", "Office", "Laundry"}
+	for fl := 0; fl < 4; fl++ {
+		f := site.Floor{ID: fl + 1, Name: "Floor " + strconv.Itoa(fl+1), InteriorArea: v(80e6), ExteriorArea: v(88e6), Perimeter: v(40000)}
+		for r := fl; r < rooms; r += 4 {
+			w, l := 2000+float64(r*137%3000), 2500+float64(r*251%3500)
+			f.Rooms = append(f.Rooms, site.Room{ID: r + 1, Type: types[r%len(types)], Name: fmt.Sprintf("%s %d", types[r%len(types)], r+1), Dims: []float64{w, l}, Area: w * l})
+		}
+		b.Floors = append(b.Floors, f)
+	}
+	sum.Buildings = []site.Building{b}
+	af := &site.Autofill{}
+	base := "https://view.example.test/vBIG/doc/"
+	yes, no := true, false
+	for i := 1; i <= 12; i++ {
+		p := &no
+		if i == 3 {
+			p = &yes
+		}
+		id := "ph-" + strconv.Itoa(i)
+		af.Media = append(af.Media,
+			site.Media{MediaCategory: site.MediaPhoto, MediaType: "jpeg", MediaURL: base + "photos/" + id + ".jpg", ImageWidth: 4000, ImageHeight: 3000, PreferredPhotoYN: p, MediaObjectID: id},
+			site.Media{MediaCategory: site.MediaPhoto, MediaType: "jpeg", MediaURL: base + "photos/" + id + "-small.jpg", ImageWidth: 800, ImageHeight: 600, PreferredPhotoYN: p, MediaObjectID: id})
+	}
+	for _, u := range []string{"imperial", "metric"} {
+		for i := 1; i <= 4; i++ {
+			id := "jpg" + strings.ToUpper(u[:1]) + u[1:] + "-" + strconv.Itoa(i)
+			af.Media = append(af.Media, site.Media{MediaCategory: site.MediaFloorPlan, MediaType: "jpeg", MediaURL: base + "en/" + id + ".jpg", ShortDescription: u + " floor page", ImageWidth: 2200, ImageHeight: 1700, MediaObjectID: id})
+		}
+		af.Media = append(af.Media, site.Media{MediaCategory: site.MediaFloorPlan, MediaType: "pdf", MediaURL: base + "en/pdf" + u + ".pdf", ShortDescription: u})
+	}
+	af.Media = append(af.Media, site.Media{MediaCategory: site.MediaVideo, MediaURL: "https://video.example.com/watch/big"})
+	return FromDocs(Docs{Status: site.StatusReady, Summary: sum, Autofill: af}, Extra{
+		ViewID: "vBIG", Units: Imperial,
+		Property:   &site.Property{FullAddress: "1200 Long Avenue, Springfield, IL 62701", Country: "US", City: "Springfield", StateProvince: "IL", PostalCode: "62701", StreetName: "Long Avenue", StreetNumber: "1200", Location: &site.Location{Lat: 39.7817, Lng: -89.6501}},
+		Banner:     &site.Banner{FullName: "Pat Agent", Title: "Broker", Company: "Springfield Homes", Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: "https://homes.example.com", SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
+		BrandedURL: "https://view.example.test/vBIG", UnbrandedURL: "https://view.example.test/u/vBIG", EmbedURL: "https://view.example.test/embed/vBIG",
+	})
+}
+
+// maxPageBrotli is the page weight budget: HTML with its inline CSS (pages
+// have no script), brotli-compressed, for a 40-room guide.
+const maxPageBrotli = 20 << 10
+
+// TestPageWeight checks every kind of page of a 40-room guide against the
+// weight budget.
+func TestPageWeight(t *testing.T) {
+	in := bigInput(40)
+	for _, k := range Kinds {
+		out := render(t, k, &in)
+		if c := strings.Count(out, "<tr><th scope=\"row\">"); c < 80 {
+			t.Fatalf("%s: %d table rows, want the 40 rooms in both systems", k, c)
+		}
+		var buf bytes.Buffer
+		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
+		w.Write([]byte(out))
+		w.Close()
+		t.Logf("%s page, 40 rooms: %d bytes, %d bytes brotli", k, len(out), buf.Len())
+		if buf.Len() >= maxPageBrotli {
+			t.Errorf("%s page is %d bytes brotli, budget %d", k, buf.Len(), maxPageBrotli)
+		}
+	}
+}
