@@ -24,6 +24,11 @@ const (
 	DefaultMemoryLimit  = 1 << 20
 	DefaultDebounce     = 30 * time.Millisecond
 	DefaultPollInterval = 2 * time.Second
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
 )
 
 // Config configures a Server. The zero value is usable.
@@ -45,6 +50,38 @@ type Config struct {
 	// PollInterval is how often the tree is reloaded when it cannot be
 	// watched (inotify limits, say). Zero means DefaultPollInterval.
 	PollInterval time.Duration
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
+	// how long a connection may take to send its request headers, its
+	// whole request, to take the whole response, and to sit idle between
+	// requests; HTTPServer applies them. Zero means the Default value of
+	// the same name; negative means no limit. See docs/serving.md.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+}
+
+// HTTPServer returns an *http.Server that serves h with the timeouts of c,
+// so that a client that stops reading or sending cannot hold a connection
+// open for long.
+func (c Config) HTTPServer(h http.Handler) *http.Server {
+	pick := func(v, def time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: pick(c.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       pick(c.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      pick(c.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       pick(c.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
 }
 
 // Server serves an exported public tree as a CDN would: it negotiates the
