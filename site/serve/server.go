@@ -130,7 +130,7 @@ func New(fsys afero.Fs, root string, cfg Config) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		loader: loader{fsys: fsys, root: filepath.Clean(root), memoryLimit: cfg.MemoryLimit},
+		loader: loader{fsys: fsys, root: filepath.Clean(root), memoryLimit: cfg.MemoryLimit, logger: logger},
 		logger: logger,
 	}
 	dir, onOS := osRoot(fsys, s.loader.root)
