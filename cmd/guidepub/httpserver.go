@@ -25,11 +25,17 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, logger *slo
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		// "OPTIONS *" reaches the handler (a JSON 404 from the sidecar)
-		// instead of net/http's empty 200.
-		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	return serveHTTPServer(ctx, ln, hs, logger, cleanup...)
+}
+
+// serveHTTPServer is serveHTTP with the server's timeouts given (serve's
+// come from its configuration, see docs/serving.md).
+func serveHTTPServer(ctx context.Context, ln net.Listener, hs *http.Server, logger *slog.Logger, cleanup ...func(context.Context) error) error {
+	// "OPTIONS *" reaches the handler (a JSON 404 from the sidecar) instead
+	// of net/http's empty 200.
+	hs.DisableGeneralOptionsHandler = true
+	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	var err error

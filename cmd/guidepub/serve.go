@@ -67,7 +67,9 @@ func (e *env) runServe(c *cli.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	logger.Info("serving", "dir", dir, "addr", "http://"+l.Addr().String(), "files", srv.Files())
-	return serveHTTP(c.Context, l, srv, logger)
+	// Read, write and idle limits: a client that stops reading cannot hold
+	// a connection (see docs/serving.md).
+	return serveHTTPServer(c.Context, l, cfg.HTTPServer(srv), logger)
 }
 
 // printServeConfig writes the web-server configuration kind for dir.

@@ -201,8 +201,8 @@ func FromDocs(d Docs, e Extra) Input {
 	if e.Property != nil && !hides(h, HideAddress) {
 		p := e.Property
 		street := strings.TrimSpace(p.StreetNumber + " " + p.StreetName)
-		if p.Unit != "" {
-			street = p.Unit + "-" + street
+		if unit := deref(p.Unit); unit != "" {
+			street = unit + "-" + street
 		}
 		in.Address = &Address{Full: p.FullAddress, Street: street, City: p.City, Region: p.StateProvince, PostalCode: p.PostalCode, Country: p.Country}
 		if p.Location != nil {
@@ -294,8 +294,16 @@ func httpURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
+// deref returns *s, or "" for a field the bundle left out.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func banner(b *site.Banner) *Banner {
-	out := &Banner{Name: b.FullName, Title: b.Title, Company: b.Company, Emails: b.Emails}
+	out := &Banner{Name: b.FullName, Title: deref(b.Title), Company: deref(b.Company), Emails: b.Emails}
 	for _, p := range b.Phones {
 		var dial strings.Builder
 		for i, c := range p.Number {
@@ -305,10 +313,10 @@ func banner(b *site.Banner) *Banner {
 		}
 		out.Phones = append(out.Phones, Phone{Label: p.Label, Number: p.Number, Dial: dial.String()})
 	}
-	if httpURL(b.Website) {
-		out.Website = b.Website
+	if website := deref(b.Website); httpURL(website) {
+		out.Website = website
 	} else {
-		out.WebsiteText = b.Website
+		out.WebsiteText = website
 	}
 	for _, s := range b.SocialLinks {
 		if httpURL(s.Link) {

@@ -55,7 +55,7 @@ func TestUntrustedStrings(t *testing.T) {
 		ViewID: "vX", Units: Metric,
 		Property: &site.Property{FullAddress: `1 "Main" St </script><script>alert(3)</script>`, StreetName: "Main <b>St</b>", City: "X", Location: &prop},
 		Banner: &site.Banner{
-			FullName: "<i>Agent</i>", Website: "javascript:alert(1)",
+			FullName: "<i>Agent</i>", Website: ptr("javascript:alert(1)"),
 			Emails:      []string{`a@b.c" onclick="alert(4)`},
 			Phones:      []site.Phone{{Label: "cell", Number: "javascript:alert(5)"}},
 			SocialLinks: []site.SocialLink{{Label: "x", Link: "javascript:alert(6)"}, {Label: "y", Link: "data:text/html,<script>alert(7)</script>"}},
@@ -308,7 +308,7 @@ func bigInput(rooms int) Input {
 	return FromDocs(Docs{Status: site.StatusReady, Summary: sum, Autofill: af}, Extra{
 		ViewID: "vBIG", Units: Imperial,
 		Property:   &site.Property{FullAddress: "1200 Long Avenue, Springfield, IL 62701", Country: "US", City: "Springfield", StateProvince: "IL", PostalCode: "62701", StreetName: "Long Avenue", StreetNumber: "1200", Location: &site.Location{Lat: 39.7817, Lng: -89.6501}},
-		Banner:     &site.Banner{FullName: "Pat Agent", Title: "Broker", Company: "Springfield Homes", Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: "https://homes.example.com", SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
+		Banner:     &site.Banner{FullName: "Pat Agent", Title: ptr("Broker"), Company: ptr("Springfield Homes"), Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: ptr("https://homes.example.com"), SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
 		BrandedURL: "https://view.example.test/vBIG", UnbrandedURL: "https://view.example.test/u/vBIG", EmbedURL: "https://view.example.test/embed/vBIG",
 	})
 }
@@ -336,3 +336,6 @@ func TestPageWeight(t *testing.T) {
 		}
 	}
 }
+
+// ptr returns a pointer to s, for the optional banner fields.
+func ptr(s string) *string { return &s }

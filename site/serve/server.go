@@ -24,7 +24,35 @@ const (
 	DefaultMemoryLimit  = 1 << 20
 	DefaultDebounce     = 30 * time.Millisecond
 	DefaultPollInterval = 2 * time.Second
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
 )
+
+// HTTPServer returns an *http.Server that serves h with the timeouts of c,
+// so that a client that stops reading or sending cannot hold a connection
+// open for long.
+func (c Config) HTTPServer(h http.Handler) *http.Server {
+	pick := func(v, def time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: pick(c.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       pick(c.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      pick(c.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       pick(c.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
+}
 
 // Server serves an exported public tree as a CDN would: it negotiates the
 // precompressed sibling by Accept-Encoding, sets the headers of package
@@ -72,7 +100,7 @@ func New(fsys afero.Fs, root string, cfg Config) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		loader: loader{fsys: fsys, root: filepath.Clean(root), memoryLimit: cfg.MemoryLimit},
+		loader: loader{fsys: fsys, root: filepath.Clean(root), memoryLimit: cfg.MemoryLimit, logger: logger},
 		logger: logger,
 	}
 	dir, onOS := osRoot(fsys, s.loader.root)

@@ -26,6 +26,15 @@ type Config struct {
 	// PollInterval is how often the tree is reloaded when it cannot be
 	// watched (inotify limits, say). Zero means DefaultPollInterval.
 	PollInterval time.Duration
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
+	// how long a connection may take to send its request headers, its
+	// whole request, to take the whole response, and to sit idle between
+	// requests; HTTPServer applies them. Zero means the Default value of
+	// the same name; negative means no limit. See docs/serving.md.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
 }
 
 // DefaultConfig returns the settings "guidepub serve" starts from.

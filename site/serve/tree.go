@@ -1,12 +1,14 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path"
@@ -15,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
@@ -31,6 +36,10 @@ type representation struct {
 	// source identifies the file the bytes came from, so an unchanged file
 	// is not read again on reload.
 	source fileStamp
+	// matches is, for a compressed sibling, the ETag of the identity
+	// document its decoded bytes were found equal to; a reload that keeps
+	// both files need not decode it again.
+	matches string
 }
 
 // fileStamp is what a reload compares to tell whether a file changed.
@@ -75,6 +84,7 @@ type loader struct {
 	fsys        afero.Fs
 	root        string
 	memoryLimit int64
+	logger      *slog.Logger // nil discards
 }
 
 // load walks the tree and returns a new snapshot. Hidden paths, symbolic
@@ -145,6 +155,9 @@ func (l *loader) load(prev *snapshot) (*snapshot, error) {
 			return nil, err
 		}
 		rep.encoding = []string{enc.Name}
+		if !l.matches(e, &rep, enc) {
+			continue
+		}
 		e.encoded[i] = &rep
 		e.available[i] = true
 	}
@@ -157,6 +170,64 @@ func (l *loader) load(prev *snapshot) (*snapshot, error) {
 		snap.byTop[top] = append(snap.byTop[top], name)
 	}
 	return snap, nil
+}
+
+// matches reports whether the sibling rep of document e decodes to the
+// document's identity bytes, and remembers a match in rep. A sibling that
+// does not (an export killed between writing a document's files leaves new
+// and old encodings side by side) is logged and must not be served, so that
+// every client gets the same content whatever encoding it accepts; see
+// docs/serving.md.
+func (l *loader) matches(e *entry, rep *representation, enc site.Encoding) bool {
+	id := &e.identity
+	if id.data == nil {
+		return true // not held, nothing to compare with cheaply
+	}
+	if rep.matches != "" && rep.matches == id.etag[0] {
+		return true
+	}
+	err := sameDecoded(enc, rep.data, id.data)
+	if err != nil {
+		if l.logger != nil {
+			l.logger.Warn("serve: compressed sibling does not match its document; serving without it",
+				"path", e.name, "encoding", enc.Name, "err", err)
+		}
+		return false
+	}
+	rep.matches = id.etag[0]
+	return true
+}
+
+// sameDecoded returns nil when data, compressed with enc, decodes to want.
+func sameDecoded(enc site.Encoding, data, want []byte) error {
+	var r io.Reader
+	switch enc.Name {
+	case "br":
+		r = brotli.NewReader(bytes.NewReader(data))
+	case "zstd":
+		d, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return fmt.Errorf("decode %s: %w", enc.Name, err)
+		}
+		defer d.Close()
+		r = d
+	case "gzip":
+		g, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("decode %s: %w", enc.Name, err)
+		}
+		r = g
+	default:
+		return fmt.Errorf("unknown encoding %q", enc.Name)
+	}
+	got, err := io.ReadAll(io.LimitReader(r, int64(len(want))+1))
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", enc.Name, err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("decodes to %d bytes that differ from the %d of the document", len(got), len(want))
+	}
+	return nil
 }
 
 // represent returns the representation of the file name: its bytes in
