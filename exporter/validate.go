@@ -12,8 +12,8 @@ import (
 // keeps it). It returns one result per folder, in name order, with a
 // *bundle.Error for each rejected bundle; the error is non-nil only when
 // dir cannot be listed.
-func Validate(fsys afero.Fs, dir string) ([]GuideResult, error) {
-	e, err := New(Config{Src: fsys, SrcDir: dir, Out: afero.NewMemMapFs(), Private: afero.NewMemMapFs()})
+func Validate(fsys afero.Fs, dir string, limits bundle.Limits) ([]GuideResult, error) {
+	e, err := New(Config{Src: fsys, SrcDir: dir, Out: afero.NewMemMapFs(), Private: afero.NewMemMapFs(), Limits: limits})
 	if err != nil {
 		return nil, err
 	}

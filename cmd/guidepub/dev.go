@@ -69,7 +69,7 @@ Examples:
    guidepub dev --src bundles --addr 127.0.0.1:9000
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
 		// allow-private-targets is not among them: dev always allows them.
-		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), deliveryFlags()),
+		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags()),
 		Action: e.runDev,
 	}
 }
@@ -133,6 +133,9 @@ func (e *env) runDev(c *cli.Context) error {
 	}
 	osfs := afero.NewOsFs()
 	cfg := exporter.DefaultConfig()
+	if cfg.Limits, err = readLimits(c); err != nil {
+		return err
+	}
 	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
 	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base)
 	cfg.EmbedURL, cfg.BaseURL = urlOr("embed-url", base+"/embed"), urlOr("base-url", base)

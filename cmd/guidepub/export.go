@@ -148,6 +148,9 @@ func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 	cfg.SourceName = c.String("source-name")
 	cfg.Encodings = encs
 	cfg.Jobs = c.Int("jobs")
+	if cfg.Limits, err = readLimits(c); err != nil {
+		return exporter.Config{}, err
+	}
 	cfg.Clock = e.clock
 	return cfg, validConfig(cfg.Validate())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/bundleschema"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/watch"
@@ -94,7 +95,7 @@ func exportFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), EnvVars: envVars("jobs"),
 			Usage: "documents compressed at once (twice as many guides are read and written meanwhile)"},
 		stringFlag("source-name", def.SourceName, "value of the autofill ...Source fields"),
-	}, urlFlags(def))
+	}, urlFlags(def), limitFlags())
 }
 
 func shardFlag() []cli.Flag {
@@ -112,8 +113,43 @@ func signingKeyFlag() []cli.Flag {
 			"the first signs, all verify (default: a key generated once and kept in the store)"}}
 }
 
+// limitFlags bound what one bundle may hold (docs/robustness.md); the
+// defaults are bundle.DefaultLimits.
+func limitFlags() []cli.Flag {
+	d := bundle.DefaultLimits
+	intFlag := func(name string, value int, usage string) cli.Flag {
+		return &cli.IntFlag{Name: name, Value: value, EnvVars: envVars(name), Usage: usage}
+	}
+	return []cli.Flag{
+		intFlag("max-views", d.Views, "views one bundle may hold"),
+		intFlag("max-buildings", d.Buildings, "buildings one bundle may hold"),
+		intFlag("max-floors", d.Floors, "floors one bundle may hold, all buildings together"),
+		intFlag("max-rooms", d.Rooms, "rooms one bundle may hold, all floors together"),
+		intFlag("max-wall-segments", d.WallSegments, "wall segments one bundle may hold, all rooms together"),
+		intFlag("max-photos", d.Photos, "photos one bundle may hold"),
+		intFlag("max-documents", d.Documents, "document files one bundle may name, all languages together"),
+		intFlag("max-webhooks", d.Webhooks, "webhooks one bundle may hold"),
+		intFlag("max-document-size", d.DocumentBytes, "bytes one rendered document (summary, autofill...) may have"),
+	}
+}
+
+// readLimits reads limitFlags from c. A limit below 1 is bad usage: zero
+// would read as "the default" in package bundle.
+func readLimits(c *cli.Context) (bundle.Limits, error) {
+	for _, f := range limitFlags() {
+		if name := f.Names()[0]; c.Int(name) < 1 {
+			return bundle.Limits{}, usagef("--%s must be at least 1, got %d", name, c.Int(name))
+		}
+	}
+	return bundle.Limits{
+		Views: c.Int("max-views"), Buildings: c.Int("max-buildings"), Floors: c.Int("max-floors"),
+		Rooms: c.Int("max-rooms"), WallSegments: c.Int("max-wall-segments"), Photos: c.Int("max-photos"),
+		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"), DocumentBytes: c.Int("max-document-size"),
+	}, nil
+}
+
 func validateFlags() []cli.Flag {
-	return flags(srcFlag(), []cli.Flag{
+	return flags(srcFlag(), limitFlags(), []cli.Flag{
 		&cli.BoolFlag{Name: "schema", EnvVars: envVars("schema"),
 			Usage: "also check each guide.json against the shipped JSON Schema (" + bundleschema.FileName + ")"},
 		&cli.BoolFlag{Name: "print-schema", Usage: "print the JSON Schema of guide.json and exit"},

@@ -48,7 +48,11 @@ func (e *env) runValidate(c *cli.Context) error {
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 		return usagef("--src %s is not a folder", src)
 	}
-	res, err := exporter.Validate(afero.NewOsFs(), src)
+	limits, err := readLimits(c)
+	if err != nil {
+		return err
+	}
+	res, err := exporter.Validate(afero.NewOsFs(), src, limits)
 	if err != nil {
 		return err
 	}
