@@ -331,7 +331,7 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 func (e *Exporter) logResult(r GuideResult) {
 	switch {
 	case r.Err != nil:
-		e.cfg.Logger.Warn("bundle not exported", "folder", r.Folder, "err", r.Err)
+		e.cfg.Logger.Warn("bundle not exported", append([]any{"folder", r.Folder}, bundle.LogAttrs(r.Err)...)...)
 	case r.Changed:
 		e.cfg.Logger.Info("guide exported", "folder", r.Folder, "guide", r.GuideID, "revision", r.Revision,
 			"written", r.Written, "deleted", r.Deleted, "ready", r.Ready)

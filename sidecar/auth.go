@@ -16,7 +16,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Credential headers (SPEC.md "Authentication"). Authorization: Bearer is
+// Credential headers of the Portal API (docs/sidecar.md#credentials). Authorization: Bearer is
 // not accepted.
 const (
 	HeaderAppID    = "X-Svc-App-Id"

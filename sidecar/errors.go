@@ -42,8 +42,9 @@ func (e *apiError) Error() string {
 
 func (e *apiError) Unwrap() error { return e.err }
 
-// Errors that carry only a code: SPEC.md gives 401 and 403 bodies as
-// {code}, and they must not say what exactly was wrong.
+// Errors that carry only a code: the Portal API's 401 and 403 bodies are
+// {code} (docs/sidecar.md#errors), and they must not say what exactly was
+// wrong.
 var (
 	errUnauthenticated  = &apiError{status: http.StatusUnauthorized, code: CodeUnauthenticated}
 	errPermissionDenied = &apiError{status: http.StatusForbidden, code: CodePermissionDenied}

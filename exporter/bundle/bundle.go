@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -58,6 +59,22 @@ func (e *Error) Error() string {
 		b.WriteString(p.String())
 	}
 	return b.String()
+}
+
+// LogAttrs returns err as structured log attributes: for an *Error the
+// first line as "error" and every problem as an element of the list
+// "problems", so a log line holds no embedded newlines; for another error
+// its text as "error".
+func LogAttrs(err error) []any {
+	var be *Error
+	if errors.As(err, &be) {
+		problems := make([]string, len(be.Problems))
+		for i, p := range be.Problems {
+			problems[i] = p.String()
+		}
+		return []any{"error", fmt.Sprintf("bundle %s rejected: %s", be.Folder, plural(len(be.Problems), "problem")), "problems", problems}
+	}
+	return []any{"error", err.Error()}
 }
 
 // Bundle is a loaded, validated bundle.

@@ -1,8 +1,11 @@
 package bundle_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -838,4 +841,35 @@ func TestLoadRefusesHugeGuide(t *testing.T) {
 	dir := writeBundle(t, fsys, "/src", "b", huge, nil)
 	b, err := bundle.Load(fsys, dir)
 	assertRejected(t, b, err, "b", []bundle.Problem{{File: "b/guide.json", Message: "guide.json is larger than 32 MiB"}})
+}
+
+// TestLogAttrs: a rejected bundle's problems are logged as a list, one
+// element each, with no newline inside a log line.
+func TestLogAttrs(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	err := &bundle.Error{Folder: "rue", Problems: []bundle.Problem{
+		{File: "rue/guide.json", Path: "$.views[0].viewId", Message: "required"},
+		{File: "rue/guide.json", Path: "$.alias", Message: `"api" is reserved`},
+	}}
+	logger.Warn("bundle not exported", bundle.LogAttrs(fmt.Errorf("export: %w", err))...)
+	var rec struct {
+		Error    string
+		Problems []string
+	}
+	line := strings.TrimSpace(buf.String())
+	if strings.Count(line, "\n") != 0 || strings.Contains(line, `\n`) {
+		t.Fatalf("log line holds a newline: %s", line)
+	}
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Error != "bundle rue rejected: 2 problems" || len(rec.Problems) != 2 || rec.Problems[1] != `rue/guide.json: $.alias: "api" is reserved` {
+		t.Errorf("logged %+v", rec)
+	}
+	buf.Reset()
+	logger.Warn("x", bundle.LogAttrs(errors.New("disk full"))...)
+	if !strings.Contains(buf.String(), `"error":"disk full"`) {
+		t.Errorf("plain error logged as %s", buf.String())
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/fswatch"
 )
@@ -555,7 +556,7 @@ func (st *state) done(ctx context.Context, res result) {
 		}
 		if msg := res.err.Error(); st.lastErr[f] != msg {
 			st.lastErr[f] = msg
-			w.log.Warn("bundle not exported; what was published stays as it was", "folder", f, "error", msg)
+			w.log.Warn("bundle not exported; what was published stays as it was", append([]any{"folder", f}, bundle.LogAttrs(res.err)...)...)
 		}
 	} else {
 		if _, had := st.lastErr[f]; had {

@@ -31,7 +31,8 @@ const (
 	crcChars    = 6 // 62^6 > 2^32
 )
 
-// Scopes lists every scope a token may carry, exactly SPEC.md's list.
+// Scopes lists every scope a token may carry: the Portal API's eleven
+// (docs/sidecar.md#credentials).
 var Scopes = []string{
 	"guide.list", "guide.read", "guide.write", "guide.process", "guide.billing",
 	"guide.events", "guide.draft.ro", "viewer.data", "banner.list", "user.account",

@@ -70,7 +70,7 @@ func TestNewFails(t *testing.T) {
 
 func TestScopes(t *testing.T) {
 	if len(Scopes) != 11 {
-		t.Fatalf("%d scopes, SPEC.md lists 11", len(Scopes))
+		t.Fatalf("%d scopes, the Portal API has 11", len(Scopes))
 	}
 	for _, s := range Scopes {
 		if !ValidScope(s) {

@@ -26,8 +26,8 @@ import (
 	"github.com/guidepub/guidepub/site/clock"
 )
 
-// Validity is how long an issued token is accepted: three weeks from issue
-// (SPEC.md "Limits").
+// Validity is how long an issued token is accepted: three weeks from issue,
+// the service's limit for access tokens (docs/sidecar.md#private-documents).
 const Validity = 21 * 24 * time.Hour
 
 // MinKeyLen is the shortest signing key accepted, in bytes.
