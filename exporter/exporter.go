@@ -24,7 +24,7 @@ import (
 // serves it.
 const (
 	DefaultViewURL      = "http://localhost:8080"
-	DefaultUnbrandedURL = "http://localhost:8080"
+	DefaultUnbrandedURL = "http://localhost:8080/u"
 	DefaultEmbedURL     = "http://localhost:8080/embed"
 	DefaultBaseURL      = "http://localhost:8080"
 	DefaultSourceName   = "Service"

@@ -68,11 +68,18 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
 		}
 		addView(v.ViewID, vd, true)
+		ids := []string{v.ViewID}
 		if v == def && g.Alias != "" && g.Alias != v.ViewID {
 			// The alias serves the default view's documents; they link to
 			// the view's own media, so the alias needs no media copies.
 			addView(g.Alias, vd, false)
+			ids = append(ids, g.Alias)
 		}
+		pages, err := r.renderPages(v, ViewStatus(g, v, now), ids)
+		if err != nil {
+			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
+		}
+		docs = append(docs, pages...)
 		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
 			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
 			p.nextChange = *v.ExpiresAt

@@ -58,6 +58,9 @@ var Documents = func() []string {
 // viewDocument returns the kind of the document at the slash-separated
 // public path p, and false when p is not a view document.
 func viewDocument(p string) (ViewDocument, bool) {
+	if _, ok := PageKindOf(p); ok {
+		return ViewDocument{File: PageFile, MediaType: PageType}, true
+	}
 	i := strings.IndexByte(p, '/')
 	if i <= 0 {
 		return ViewDocument{}, false
@@ -79,6 +82,63 @@ var ValidID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // belong to the sidecar or to the static server.
 var Reserved = map[string]bool{
 	"api": true, "private": true, "healthz": true, "readyz": true, "metrics": true,
+	"oauth": true, UnbrandedDir: true, EmbedDir: true,
+}
+
+// View pages (docs/pages.md): every view and alias id has a branded, an
+// unbranded and an embedded HTML page, stored as index files of their own
+// folders (on disk a name cannot be a folder and a file at once, and
+// <id>/ already holds the view's documents) and served at /<id>,
+// /u/<id> and /embed/<id>.
+const (
+	PageFile     = "index.html"
+	UnbrandedDir = "u"
+	EmbedDir     = "embed"
+	PageType     = "text/html; charset=utf-8"
+)
+
+// Page kinds, in the order of PagePaths.
+const (
+	PageBranded = iota
+	PageUnbranded
+	PageEmbedded
+)
+
+// PagePaths returns the public paths of id's branded, unbranded and
+// embedded pages.
+func PagePaths(id string) [3]string {
+	return [3]string{id + "/" + PageFile, UnbrandedDir + "/" + id + "/" + PageFile, EmbedDir + "/" + id + "/" + PageFile}
+}
+
+// PageKindOf returns the kind of the page stored at p, and false when p is
+// not a page.
+func PageKindOf(p string) (int, bool) {
+	dir, ok := strings.CutSuffix(p, "/"+PageFile)
+	if !ok {
+		return 0, false
+	}
+	switch first, rest, nested := strings.Cut(dir, "/"); {
+	case !nested && ValidID.MatchString(first) && !Reserved[first]:
+		return PageBranded, true
+	case nested && first == UnbrandedDir && ValidID.MatchString(rest):
+		return PageUnbranded, true
+	case nested && first == EmbedDir && ValidID.MatchString(rest):
+		return PageEmbedded, true
+	}
+	return 0, false
+}
+
+// PageOf returns where the page a request path asks for is stored: "/x",
+// "/u/x" and "/embed/x" name the pages of id x. ok is false for any other
+// path.
+func PageOf(urlPath string) (string, bool) {
+	p := strings.TrimPrefix(urlPath, "/")
+	if p == "" || strings.HasSuffix(p, "/") {
+		return "", false
+	}
+	stored := p + "/" + PageFile
+	_, ok := PageKindOf(stored)
+	return stored, ok
 }
 
 // PrivatePrefix is the URL path prefix under which the sidecar serves private

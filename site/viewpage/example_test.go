@@ -3,7 +3,7 @@ package viewpage_test
 import (
 	"fmt"
 
-	"github.com/guidepub/guidepub/exporter/viewpage"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // The headers a server sends with each kind of page, here for pages whose

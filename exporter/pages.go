@@ -1,0 +1,57 @@
+package exporter
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
+)
+
+// renderPages renders the branded, unbranded and embedded pages of view v,
+// whose status is status, for the top-level id (the view id, or the alias
+// of the default view): the same pages, stored under each id's paths, all
+// naming the view's own URLs (see docs/pages.md). Pages are built from the
+// view's public documents, so what a view hides is absent from them too.
+func (r *renderer) renderPages(v *bundle.View, status string, ids []string) ([]outFile, error) {
+	d := viewpage.Docs{Status: status}
+	if status == site.StatusReady {
+		if !v.Hides(bundle.HideMeasurements) {
+			d.Summary = publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
+		}
+		// The autofill object gives the pages the media URLs and sizes,
+		// even when the autofill document itself is hidden; the pages
+		// leave out what the view hides.
+		if af, _ := r.autofill(v); len(af.Value) == 1 {
+			d.Autofill = &af.Value[0]
+		}
+	}
+	units := v.Units
+	if units == "" {
+		units = bundle.UnitsMetric
+		if strings.EqualFold(r.g.Property.Country, "US") {
+			units = bundle.UnitsImperial
+		}
+	}
+	prop := r.g.Property
+	in := viewpage.FromDocs(d, viewpage.Extra{
+		ViewID: v.ViewID, Units: units, Hidden: v.Hidden,
+		Expired:  status == site.StatusLocked && !v.Locked,
+		Property: &prop, Banner: r.g.Banner,
+		BrandedURL:   joinURL(r.urls.View, v.ViewID),
+		UnbrandedURL: joinURL(r.urls.Unbranded, v.ViewID),
+		EmbedURL:     joinURL(r.urls.Embed, v.ViewID),
+	})
+	var out []outFile
+	for i, k := range viewpage.Kinds {
+		data, err := viewpage.Render(k, &in)
+		if err != nil {
+			return nil, fmt.Errorf("page %s: %w", k, err)
+		}
+		for _, id := range ids {
+			out = append(out, outFile{path: site.PagePaths(id)[i], data: data, doc: true})
+		}
+	}
+	return out, nil
+}
