@@ -137,7 +137,7 @@ func (e *env) runDev(c *cli.Context) error {
 		return err
 	}
 	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
-	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base)
+	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base+"/"+site.UnbrandedDir)
 	cfg.EmbedURL, cfg.BaseURL = urlOr("embed-url", base+"/embed"), urlOr("base-url", base)
 	cfg.Clock = e.clock
 	if err := validConfig(cfg.Validate()); err != nil {
@@ -193,7 +193,9 @@ func (e *env) runDev(c *cli.Context) error {
 			if ids == nil {
 				err = static.Reload()
 			} else {
-				err = static.ReloadDirs(ids...)
+				// The guide's unbranded and embedded pages live under the
+				// shared folders u/ and embed/ (see docs/pages.md).
+				err = static.ReloadDirs(append(ids, site.UnbrandedDir, site.EmbedDir)...)
 			}
 			if err != nil {
 				logger.Error("reload the exported tree", "error", err.Error())

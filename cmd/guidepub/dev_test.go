@@ -260,7 +260,7 @@ func referenceExport(t *testing.T, bin, base, folder string, files map[string][]
 	}
 	out := filepath.Join(root, "out")
 	cmd := exec.Command(bin, "export", "--src", src, "--out", out, "--private", filepath.Join(root, "private"),
-		"--view-url", base, "--unbranded-url", base, "--embed-url", base+"/embed", "--base-url", base)
+		"--view-url", base, "--unbranded-url", base+"/u", "--embed-url", base+"/embed", "--base-url", base)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("guidepub export: %v\n%s", err, b)
 	}

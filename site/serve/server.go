@@ -230,8 +230,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	e := s.current.Load().entries[name]
 	if e == nil {
+		// /<id>, /u/<id> and /embed/<id> are a view's pages.
+		if stored, ok := site.PageOf("/" + name); ok {
+			e = s.current.Load().entries[stored]
+		}
+	}
+	if e == nil && name == "robots.txt" {
+		serveRobots(w, r)
+		return
+	}
+	if e == nil {
 		writeError(w, r, http.StatusNotFound, bodyNotFound)
 		return
+	}
+	if kind, ok := site.PageKindOf(e.name); ok {
+		pageHeaders(h, kind)
 	}
 	if e.document {
 		h["Vary"] = hdrVary

@@ -1,0 +1,41 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
+)
+
+// pageKinds maps site's page kinds to the renderer's.
+var pageKinds = map[int]viewpage.Kind{
+	site.PageBranded:   viewpage.Branded,
+	site.PageUnbranded: viewpage.Unbranded,
+	site.PageEmbedded:  viewpage.Embedded,
+}
+
+// pageHeaders sets the headers of a view page of kind: a strict
+// Content-Security-Policy (the page loads nothing but its own media), and,
+// except for the embedded page, no framing at all (see docs/pages.md).
+func pageHeaders(h http.Header, kind int) {
+	k := pageKinds[kind]
+	h.Set("Content-Security-Policy", viewpage.CSP(k, ""))
+	if fo := viewpage.FrameOptions(k); fo != "" {
+		h.Set("X-Frame-Options", fo)
+	}
+	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+}
+
+// robotsTxt lets crawlers in: the branded pages are meant to be found, and
+// the unbranded and embedded ones say noindex themselves.
+const robotsTxt = "User-agent: *\nAllow: /\n"
+
+// serveRobots answers /robots.txt when the tree has none.
+func serveRobots(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", site.DocumentCacheControl)
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte(robotsTxt))
+	}
+}
