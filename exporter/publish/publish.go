@@ -257,6 +257,11 @@ func scan(cfg Config, prefix string) (map[string]*local, error) {
 			return nil
 		}
 		o := &local{rel: rel, key: prefix + rel, phase: phaseMedia}
+		if _, page := site.PageKindOf(rel); page {
+			// An object store has no folders: the page of /vKT301A is the
+			// object "vKT301A" itself (see docs/pages.md).
+			o.key = prefix + strings.TrimSuffix(rel, "/"+site.PageFile)
+		}
 		o.attrs = blob.WriterOptions{
 			ContentType:  site.ContentType(rel),
 			CacheControl: site.CacheControl(rel),

@@ -633,3 +633,31 @@ func TestPublishSymlinks(t *testing.T) {
 		t.Fatalf("status changed by a refused run: %q %q", data, a.ContentEncoding)
 	}
 }
+
+// TestPublishPages: a view page stored as <id>/index.html is uploaded as
+// the object <id> (u/<id>, embed/<id>), HTML, so that GET /<id> on the
+// bucket answers it.
+func TestPublishPages(t *testing.T) {
+	ctx := context.Background()
+	mem := afero.NewMemMapFs()
+	for _, name := range []string{"v1/index.html", "u/v1/index.html", "embed/v1/index.html", "v1/data/status"} {
+		if err := afero.WriteFile(mem, "/out/"+name, []byte("<!DOCTYPE html>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, b); !slices.Equal(got, []string{"embed/v1", "u/v1", "v1", "v1/data/status"}) {
+		t.Fatalf("keys %v", got)
+	}
+	a, err := b.Attributes(ctx, "u/v1")
+	if err != nil || a.ContentType != site.PageType {
+		t.Fatalf("u/v1: %+v, %v; want Content-Type %s", a, err, site.PageType)
+	}
+}
