@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // ConfigOptions are the deployment facts a printed configuration needs.
@@ -138,6 +139,33 @@ func nginxConfig(o ConfigOptions) string {
 	p(`        add_header Cache-Control "%s" always;`, site.MediaCacheControl)
 	p("        add_header X-Content-Type-Options nosniff always;")
 	p("    }")
+	p("")
+	p("    # View pages (docs/pages.md): /<id>, /u/<id> and /embed/<id> are the")
+	p("    # index.html of their folders; only the embedded page may be framed.")
+	for _, pg := range []struct {
+		pattern, file string
+		kind      viewpage.Kind
+	}{
+		{`^/embed/([A-Za-z0-9_-]+)$`, "/embed/$1/" + site.PageFile, viewpage.Embedded},
+		{`^/u/([A-Za-z0-9_-]+)$`, "/u/$1/" + site.PageFile, viewpage.Unbranded},
+		{`^/([A-Za-z0-9_-]+)$`, "/$1/" + site.PageFile, viewpage.Branded},
+	} {
+		p(`    location ~ "%s" {`, pg.pattern)
+		p("        types { }")
+		p(`        default_type "%s";`, site.PageType)
+		p("        gzip_static on;")
+		p("        try_files %s =404;", pg.file)
+		p("        add_header Vary Accept-Encoding always;")
+		p(`        add_header Cache-Control "%s" always;`, site.DocumentCacheControl)
+		p("        add_header X-Content-Type-Options nosniff always;")
+		p(`        add_header Content-Security-Policy "%s" always;`, viewpage.CSP(pg.kind, ""))
+		if fo := viewpage.FrameOptions(pg.kind); fo != "" {
+			p("        add_header X-Frame-Options %s always;", fo)
+		}
+		p("        add_header Referrer-Policy strict-origin-when-cross-origin always;")
+		p("    }")
+	}
+	p(`    location = /robots.txt { default_type text/plain; return 200 "User-agent: *\nAllow: /\n"; }`)
 	if o.Sidecar != "" {
 		p("")
 		p("    # The sidecar: Portal API, private documents, OAuth authorization server.")
@@ -196,8 +224,14 @@ func caddyConfig(o ConfigOptions) string {
 	p("    @documents path_regexp documents `%s$`", documentPattern())
 	p("    @media path_regexp media `^/[^/]+/%s/.*[^/]$`", site.MediaDir)
 	p("    @other_methods not method GET HEAD")
+	p("    # View pages (docs/pages.md): /<id>, /u/<id>, /embed/<id>.")
+	p("    @embed_page path_regexp embed_page `^/embed/([A-Za-z0-9_-]+)$`")
+	p("    @page path_regexp page `^/(u/)?([A-Za-z0-9_-]+)$`")
 	p("")
 	p("    header X-Content-Type-Options nosniff")
+	p(`    header @embed_page Content-Security-Policy "%s"`, viewpage.CSP(viewpage.Embedded, ""))
+	p(`    header @page Content-Security-Policy "%s"`, viewpage.CSP(viewpage.Branded, ""))
+	p("    header @page X-Frame-Options DENY")
 	p("    header @documents Content-Type application/json")
 	p(`    header @documents Cache-Control "%s"`, site.DocumentCacheControl)
 	p(`    header @media Cache-Control "%s"`, site.MediaCacheControl)
@@ -228,6 +262,18 @@ func caddyConfig(o ConfigOptions) string {
 	p("    }")
 	p("    handle @media {")
 	p("        file_server")
+	p("    }")
+	p("    handle @embed_page {")
+	p("        rewrite * /embed/{re.embed_page.1}/%s", site.PageFile)
+	p("        file_server {")
+	p("            precompressed %s", strings.Join(precompressed, " "))
+	p("        }")
+	p("    }")
+	p("    handle @page {")
+	p("        rewrite * /{re.page.1}{re.page.2}/%s", site.PageFile)
+	p("        file_server {")
+	p("            precompressed %s", strings.Join(precompressed, " "))
+	p("        }")
 	p("    }")
 	p("    handle {")
 	p("        error 404")
@@ -264,5 +310,14 @@ func headersFile() string {
 	p("/*/%s/*", site.MediaDir)
 	p("  Cache-Control: %s", site.MediaCacheControl)
 	p("  X-Content-Type-Options: nosniff")
+	// View pages: these hosts answer /<id> with <id>/index.html themselves.
+	p("/%s/*", site.EmbedDir)
+	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Embedded, ""))
+	p("/%s/*", site.UnbrandedDir)
+	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Unbranded, ""))
+	p("  X-Frame-Options: DENY")
+	p("/*/%s", site.PageFile)
+	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Branded, ""))
+	p("  X-Frame-Options: DENY")
 	return b.String()
 }
