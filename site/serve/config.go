@@ -144,7 +144,7 @@ func nginxConfig(o ConfigOptions) string {
 	p("    # index.html of their folders; only the embedded page may be framed.")
 	for _, pg := range []struct {
 		pattern, file string
-		kind      viewpage.Kind
+		kind          viewpage.Kind
 	}{
 		{`^/embed/([A-Za-z0-9_-]+)$`, "/embed/$1/" + site.PageFile, viewpage.Embedded},
 		{`^/u/([A-Za-z0-9_-]+)$`, "/u/$1/" + site.PageFile, viewpage.Unbranded},
