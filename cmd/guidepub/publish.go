@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
@@ -78,6 +79,7 @@ func (e *env) runPublish(c *cli.Context) error {
 	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
 	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
 	cfg.DryRun, cfg.Force = c.Bool("dry-run"), c.Bool("force")
+	cfg.PagesAsIndex = strings.HasPrefix(to, "file:")
 	cfg.Logger = newLogger(e.stderr, slog.LevelWarn)
 	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		cfg.Progress = e.stderr

@@ -27,11 +27,17 @@ type Config struct {
 	// MaxDeletes caps the stale objects deleted; with more, Publish fails
 	// before changing anything. 0 allows no deletion (see DefaultConfig).
 	MaxDeletes int
-	DryRun     bool      // plan only; write the plan to Plan
-	Force      bool      // upload every object, changed or not
-	Plan       io.Writer // receives one line per planned change; may be nil
-	Progress   io.Writer // non-nil: draw a progress bar there
-	Logger     *slog.Logger
+	DryRun     bool // plan only; write the plan to Plan
+	Force      bool // upload every object, changed or not
+	// PagesAsIndex keeps view pages under their index.html keys
+	// (vKT301A/index.html) for a bucket that is a file system (file://),
+	// where the object vKT301A could not sit beside the folder vKT301A/.
+	// Otherwise a page is the object of its URL (vKT301A); see
+	// docs/pages.md.
+	PagesAsIndex bool
+	Plan         io.Writer // receives one line per planned change; may be nil
+	Progress     io.Writer // non-nil: draw a progress bar there
+	Logger       *slog.Logger
 	// OnUpload, when set, is called after each object is uploaded, from
 	// the uploading goroutine.
 	OnUpload func(key string)

@@ -257,7 +257,7 @@ func scan(cfg Config, prefix string) (map[string]*local, error) {
 			return nil
 		}
 		o := &local{rel: rel, key: prefix + rel, phase: phaseMedia}
-		if _, page := site.PageKindOf(rel); page {
+		if _, page := site.PageKindOf(rel); page && !cfg.PagesAsIndex {
 			// An object store has no folders: the page of /vKT301A is the
 			// object "vKT301A" itself (see docs/pages.md).
 			o.key = prefix + strings.TrimSuffix(rel, "/"+site.PageFile)

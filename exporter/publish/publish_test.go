@@ -660,4 +660,18 @@ func TestPublishPages(t *testing.T) {
 	if err != nil || a.ContentType != site.PageType {
 		t.Fatalf("u/v1: %+v, %v; want Content-Type %s", a, err, site.PageType)
 	}
+
+	// A file system bucket keeps the index files: "v1" cannot be a file
+	// beside the folder "v1/".
+	fb, err := OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: fb, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs, PagesAsIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, fb); !slices.Equal(got, []string{"embed/v1/index.html", "u/v1/index.html", "v1/data/status", "v1/index.html"}) {
+		t.Fatalf("keys with PagesAsIndex %v", got)
+	}
 }

@@ -195,6 +195,21 @@ func Render(k Kind, in *Input) ([]byte, error) {
 	return execute(&p, in.ViewID, k)
 }
 
+// Local returns u as a path when it is on the origin of the page itself:
+// images then load from whatever host name the page was opened by
+// (127.0.0.1 or localhost alike) and stay within the policy's img-src
+// 'self'. Other URLs are returned as they are.
+func (p *page) Local(u string) string {
+	pu, err := url.Parse(p.URL)
+	if err != nil || pu.Scheme == "" || pu.Host == "" {
+		return u
+	}
+	if origin := pu.Scheme + "://" + pu.Host; strings.HasPrefix(u, origin+"/") {
+		return u[len(origin):]
+	}
+	return u
+}
+
 func execute(p *page, viewID string, k Kind) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := tmpl.ExecuteTemplate(&buf, "page", p); err != nil {
