@@ -462,6 +462,20 @@ func testDevSamples(t *testing.T, bin string) {
 			t.Errorf("GET %s: %d %s", p, code, body)
 		}
 	}
+	// Every page of every sample view opens, on the one listener (the
+	// links the documents hand out).
+	views, _ := filepath.Glob(filepath.Join(work, "out", "*", site.PageFile))
+	if len(views) < 5 {
+		t.Fatalf("dev published %d branded pages, want one per sample view", len(views))
+	}
+	for _, v := range views {
+		id := filepath.Base(filepath.Dir(v))
+		for _, p := range []string{"/" + id, "/u/" + id, "/embed/" + id} {
+			if code, body := get(t, dev.base+p); code != http.StatusOK || !bytes.HasPrefix(body, []byte("<!DOCTYPE html>")) {
+				t.Errorf("GET %s: %d %.60s, want the page", p, code, body)
+			}
+		}
+	}
 	eventually(t, "the samples' events at dev's receiver", func() bool {
 		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
 	})

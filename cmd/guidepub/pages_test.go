@@ -107,16 +107,25 @@ func TestViewPagesServed(t *testing.T) {
 		fixtures.Missing(t, "Chromium", "install the Debian packages chromium and chromium-driver")
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dom, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), "--dump-dom", hs.URL+"/vKT301A").Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	if !strings.Contains(string(dom), "301 King St E") || !strings.Contains(string(dom), "<table") {
-		t.Errorf("the branded page in Chromium shows no address or room table: %.300s", dom)
+	for _, pg := range []struct{ path, must, mustNot string }{
+		{"/vKT301A", "Jane Example", ""},
+		{"/u/vKT301A", "301 King St E", "Jane Example"},
+		{"/embed/vKT301A", "301 King St E", ""},
+	} {
+		dom, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), "--dump-dom", hs.URL+pg.path).Output()
+		if err != nil {
+			t.Fatalf("chromium %s: %v", pg.path, err)
+		}
+		if !strings.Contains(string(dom), pg.must) || !strings.Contains(string(dom), "<table") {
+			t.Errorf("%s in Chromium shows no %q or no room table: %.300s", pg.path, pg.must, dom)
+		}
+		if pg.mustNot != "" && strings.Contains(string(dom), pg.mustNot) {
+			t.Errorf("%s in Chromium shows %q", pg.path, pg.mustNot)
+		}
 	}
 }
 
