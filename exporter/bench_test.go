@@ -148,7 +148,8 @@ func writeCorpusGuide(tb testing.TB, dir string, i int, g bundle.Guide) {
 func documents(tb testing.TB, dir string) map[string][]byte {
 	tb.Helper()
 	docs := map[string][]byte{}
-	for _, pattern := range []string{"*/data/*", "*/reso/*"} {
+	for _, pattern := range []string{"*/data/*", "*/reso/*", "*/" + site.PageFile + "*",
+		site.UnbrandedDir + "/*/" + site.PageFile + "*", site.EmbedDir + "/*/" + site.PageFile + "*"} {
 		matches, err := filepath.Glob(filepath.Join(dir, pattern))
 		if err != nil {
 			tb.Fatal(err)
@@ -241,6 +242,9 @@ func BenchmarkExport(b *testing.B) {
 			data := pub[name]
 			sum := sha256.Sum256(data)
 			top := strings.SplitN(name, "/", 2)[0]
+			if top == site.UnbrandedDir || top == site.EmbedDir { // a page: u/<id>/index.html
+				top = strings.SplitN(name, "/", 3)[1]
+			}
 			guide := strings.TrimRight(top, "ab") // vg00001a -> vg00001
 			if !strings.HasPrefix(top, "v") {     // alias 101-main-st -> vg00001
 				num, _ := strconv.Atoi(strings.SplitN(top, "-", 2)[0])

@@ -28,13 +28,12 @@ func BenchmarkDelivery(b *testing.B) {
 			})
 		}
 		b.Run(be.name+"/paced=200/s", func(b *testing.B) {
-			benchmarkDelivery(b, be.dsn, 0, 200)
+			benchmarkDelivery(b, be.dsn, DefaultConfig().Workers, 200)
 		})
 	}
 }
 
-// benchmarkDelivery delivers b.N events with workers senders (0: the
-// default), enqueued in batches as fast as possible (perSecond 0) or one
+// benchmarkDelivery delivers b.N events with workers senders, enqueued in batches as fast as possible (perSecond 0) or one
 // at a time at perSecond.
 func benchmarkDelivery(b *testing.B, newDSN func(testing.TB) string, workers, perSecond int) {
 	dsn := newDSN(b)
