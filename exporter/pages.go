@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
@@ -27,16 +26,9 @@ func (r *renderer) renderPages(v *bundle.View, status string, ids []string) ([]o
 			d.Autofill = &af.Value[0]
 		}
 	}
-	units := v.Units
-	if units == "" {
-		units = bundle.UnitsMetric
-		if strings.EqualFold(r.g.Property.Country, "US") {
-			units = bundle.UnitsImperial
-		}
-	}
 	prop := r.g.Property
 	in := viewpage.FromDocs(d, viewpage.Extra{
-		ViewID: v.ViewID, Units: units, Hidden: v.Hidden,
+		ViewID: v.ViewID, Units: viewUnits(r.g, v), Hidden: v.Hidden,
 		Expired:  status == site.StatusLocked && !v.Locked,
 		Property: &prop, Banner: r.g.Banner,
 		BrandedURL:   joinURL(r.urls.View, v.ViewID),

@@ -309,14 +309,20 @@ type measurer struct {
 	source                  string
 }
 
-func newMeasurer(g *bundle.Guide, v *bundle.View, source string) measurer {
-	units := v.Units
-	if units == "" {
-		units = bundle.UnitsMetric
-		if strings.EqualFold(g.Property.Country, "US") {
-			units = bundle.UnitsImperial
-		}
+// viewUnits returns the unit system view v of g shows: its own, else
+// imperial in the US and metric elsewhere (see docs/documents.md#units).
+func viewUnits(g *bundle.Guide, v *bundle.View) string {
+	if v.Units != "" {
+		return v.Units
 	}
+	if strings.EqualFold(g.Property.Country, "US") {
+		return bundle.UnitsImperial
+	}
+	return bundle.UnitsMetric
+}
+
+func newMeasurer(g *bundle.Guide, v *bundle.View, source string) measurer {
+	units := viewUnits(g, v)
 	m := measurer{off: v.Hides(bundle.HideMeasurements), source: source}
 	if units == bundle.UnitsImperial {
 		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareFeet, site.Feet, mm2PerSqFoot, mmPerFoot

@@ -58,11 +58,11 @@ func New(r io.Reader) (appID, token string, err error) {
 	if r == nil {
 		r = rand.Reader
 	}
-	id, err := randomBase62(r, appIDChars)
+	id, err := RandomBase62(r, appIDChars)
 	if err != nil {
 		return "", "", fmt.Errorf("generate app id: %w", err)
 	}
-	secret, err := randomBase62(r, secretChars)
+	secret, err := RandomBase62(r, secretChars)
 	if err != nil {
 		return "", "", fmt.Errorf("generate token: %w", err)
 	}
@@ -101,8 +101,13 @@ func checksum(s string) string {
 	return string(b)
 }
 
-// randomBase62 returns n uniformly random base62 characters.
-func randomBase62(r io.Reader, n int) (string, error) {
+// RandomBase62 returns n characters drawn uniformly from [0-9A-Za-z] with
+// randomness from r (crypto/rand.Reader when nil): the alphabet of app ids,
+// token values and OAuth client ids and secrets. It returns r's error.
+func RandomBase62(r io.Reader, n int) (string, error) {
+	if r == nil {
+		r = rand.Reader
+	}
 	b := make([]byte, n)
 	max := big.NewInt(int64(len(alphabet)))
 	for i := range b {

@@ -2,12 +2,12 @@ package oauth
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"math/big"
 	"strings"
+
+	"github.com/guidepub/guidepub/sidecar/apitoken"
 )
 
 // Client ids and secrets: a prefix and random base62, so they are told apart
@@ -19,30 +19,15 @@ const (
 	clientSecretLen    = 40
 )
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-func randomBase62(n int) (string, error) {
-	var b strings.Builder
-	max := big.NewInt(int64(len(base62)))
-	for range n {
-		i, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			return "", err
-		}
-		b.WriteByte(base62[i.Int64()])
-	}
-	return b.String(), nil
-}
-
 // NewClientID returns a fresh client id.
 func NewClientID() (string, error) {
-	s, err := randomBase62(clientIDLen)
+	s, err := apitoken.RandomBase62(nil, clientIDLen)
 	return ClientIDPrefix + s, err
 }
 
 // NewClientSecret returns a fresh client secret and the hash to store.
 func NewClientSecret() (secret string, hash []byte, err error) {
-	s, err := randomBase62(clientSecretLen)
+	s, err := apitoken.RandomBase62(nil, clientSecretLen)
 	if err != nil {
 		return "", nil, err
 	}

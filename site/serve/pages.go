@@ -14,16 +14,23 @@ var pageKinds = map[int]viewpage.Kind{
 	site.PageEmbedded:  viewpage.Embedded,
 }
 
-// pageHeaders sets the headers of a view page of kind: a strict
-// Content-Security-Policy (the page loads nothing but its own media), and,
-// except for the embedded page, no framing at all (see docs/pages.md).
-func pageHeaders(h http.Header, kind int) {
+// pageHeadersOf returns the headers of the file p when it is a view page:
+// a strict Content-Security-Policy (the page loads nothing but its own
+// media), and, except for the embedded page, no framing at all (see
+// docs/pages.md). It returns nil for any other file.
+func pageHeadersOf(p string) http.Header {
+	kind, ok := site.PageKindOf(p)
+	if !ok {
+		return nil
+	}
 	k := pageKinds[kind]
+	h := http.Header{}
 	h.Set("Content-Security-Policy", viewpage.CSP(k, ""))
 	if fo := viewpage.FrameOptions(k); fo != "" {
 		h.Set("X-Frame-Options", fo)
 	}
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	return h
 }
 
 // robotsTxt lets crawlers in: the branded pages are meant to be found, and

@@ -228,11 +228,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, bodyNotFound)
 		return
 	}
-	e := s.current.Load().entries[name]
+	entries := s.current.Load().entries
+	e := entries[name]
 	if e == nil {
 		// /<id>, /u/<id> and /embed/<id> are a view's pages.
 		if stored, ok := site.PageOf("/" + name); ok {
-			e = s.current.Load().entries[stored]
+			e = entries[stored]
 		}
 	}
 	if e == nil && name == "robots.txt" {
@@ -243,8 +244,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, bodyNotFound)
 		return
 	}
-	if kind, ok := site.PageKindOf(e.name); ok {
-		pageHeaders(h, kind)
+	for k, v := range e.pageHeaders {
+		h[k] = v
 	}
 	if e.document {
 		h["Vary"] = hdrVary

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -67,6 +68,9 @@ type entry struct {
 	identity     representation
 	encoded      [numEncodings]*representation // nil when the sibling is absent
 	available    [numEncodings]bool
+	// pageHeaders are the extra headers of a view page (its policy and
+	// frame rules), nil for any other file; decided once, at load.
+	pageHeaders http.Header
 }
 
 // snapshot is an immutable view of the served tree. Requests read it
@@ -132,6 +136,7 @@ func (l *loader) load(prev *snapshot) (*snapshot, error) {
 			contentType:  []string{site.ContentType(f.name)},
 			cacheControl: []string{site.CacheControl(f.name)},
 			identity:     rep,
+			pageHeaders:  pageHeadersOf(f.name),
 		}
 	}
 	for _, f := range siblings {
