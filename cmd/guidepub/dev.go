@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -193,9 +194,13 @@ func (e *env) runDev(c *cli.Context) error {
 			if ids == nil {
 				err = static.Reload()
 			} else {
-				// The guide's unbranded and embedded pages live under the
-				// shared folders u/ and embed/ (see docs/pages.md).
-				err = static.ReloadDirs(append(ids, site.UnbrandedDir, site.EmbedDir)...)
+				// A view's unbranded and embedded pages live in u/<id> and
+				// embed/<id> (see docs/pages.md).
+				dirs := slices.Clone(ids)
+				for _, id := range ids {
+					dirs = append(dirs, site.UnbrandedDir+"/"+id, site.EmbedDir+"/"+id)
+				}
+				err = static.ReloadDirs(dirs...)
 			}
 			if err != nil {
 				logger.Error("reload the exported tree", "error", err.Error())

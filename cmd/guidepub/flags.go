@@ -175,8 +175,10 @@ func serveFlags() []cli.Flag {
 	def := serve.DefaultConfig()
 	return []cli.Flag{
 		stringFlag("dir", "", "exported public tree (the export's --out)"),
-		&cli.Int64Flag{Name: "memory-limit", Value: def.MemoryLimit, EnvVars: envVars("memory-limit"),
-			Usage: "media files up to this many bytes are held in memory; larger ones stream from disk"},
+		&cli.Int64Flag{Name: "cache-bytes", Value: def.CacheBytes, EnvVars: envVars("cache-bytes"),
+			Usage: "memory for the cache of documents and small files, in bytes; 0 caches nothing"},
+		&cli.Int64Flag{Name: "small-file-limit", Value: def.SmallFileLimit, EnvVars: envVars("small-file-limit"),
+			Usage: "media files up to this many bytes are cached; larger ones stream from disk"},
 	}
 }
 

@@ -97,6 +97,6 @@ var fieldFlags = map[string]string{
 	"RetryMin": "--retry-min", "RetryMax": "--retry-max", "MaxAttempts": "--max-attempts",
 	"Timeout": "--delivery-timeout", "Workers": "--delivery-workers", "RateLimit": "--rate-limit",
 	"SigningKeys": "--signing-key", "Jobs": "--jobs", "MaxDeletes": "--max-deletes",
-	"MemoryLimit": "--memory-limit", "Debounce": "--debounce", "Poll": "--poll",
+	"CacheBytes": "--cache-bytes", "SmallFileLimit": "--small-file-limit", "Debounce": "--debounce", "Poll": "--poll",
 	"Encodings": "--encodings", "Encoding": "--encoding", "Shard": "--shard",
 }

@@ -33,7 +33,7 @@ func TestViewPagesServed(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, "export", "--src", src, "--out", out, "--private", priv, "--jobs", "2"); code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
 	}
-	srv, err := serve.New(afero.NewOsFs(), out, serve.Config{NoWatch: true})
+	srv, err := serve.New(afero.NewOsFs(), out, noWatchServe())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,4 +138,12 @@ func readJSONFile(t *testing.T, p string, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
+}
+
+// noWatchServe returns the settings of "guidepub serve" for a tree the
+// test reloads itself.
+func noWatchServe() serve.Config {
+	c := serve.DefaultConfig()
+	c.NoWatch = true
+	return c
 }

@@ -23,7 +23,9 @@ func (e *env) serveCommand() *cli.Command {
 		Description: `Serves each document's .br, .zst, .gz sibling or the identity file by
 Accept-Encoding, with Content-Type, Vary, a strong ETag per encoding,
 Cache-Control and nosniff; answers 304, HEAD and ranges; unknown paths get a
-JSON 404. Documents are held in memory and reloaded when the tree changes.
+JSON 404. Nothing is read at start: documents and small files are cached
+within --cache-bytes as they are asked for, larger media stream from disk,
+and a change of the tree drops what it touched from the cache.
 
 With --print-config nginx|caddy|headers it writes the same rules for another
 web server to standard output and exits; --sidecar adds the routes that send
@@ -51,7 +53,7 @@ func (e *env) runServe(c *cli.Context) error {
 		return usagef("--dir %s is not a folder", dir)
 	}
 	cfg := serve.DefaultConfig()
-	cfg.MemoryLimit = c.Int64("memory-limit")
+	cfg.CacheBytes, cfg.SmallFileLimit = c.Int64("cache-bytes"), c.Int64("small-file-limit")
 	if err := validConfig(cfg.Validate()); err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func (e *env) runServe(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger.Info("serving", "dir", dir, "addr", "http://"+l.Addr().String(), "files", srv.Files())
+	logger.Info("serving", "dir", dir, "addr", "http://"+l.Addr().String(), "cacheBytes", cfg.CacheBytes)
 	// Read, write and idle limits: a client that stops reading cannot hold
 	// a connection (see docs/serving.md).
 	return serveHTTPServer(c.Context, l, cfg.HTTPServer(srv), logger)

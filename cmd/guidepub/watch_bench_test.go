@@ -191,7 +191,7 @@ func BenchmarkUploadLatency(b *testing.B) {
 	}
 	defer parts.Close(context.Background())
 	osfs := afero.NewOsFs()
-	static, err := serve.New(osfs, out, serve.Config{NoWatch: true})
+	static, err := serve.New(osfs, out, noWatchServe())
 	if err != nil {
 		b.Fatal(err)
 	}

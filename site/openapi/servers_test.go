@@ -419,7 +419,9 @@ func specAgainstServers(t *testing.T, dsn string) {
 	}
 
 	// The public tree, served as a CDN would.
-	static, err := serve.New(afero.NewOsFs(), outDir, serve.Config{Logger: logger})
+	scfg := serve.DefaultConfig()
+	scfg.Logger = logger
+	static, err := serve.New(afero.NewOsFs(), outDir, scfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func (w *nopWriter) WriteHeader(int)             {}
 // negotiation, lookup and headers for a document in memory.
 func BenchmarkHandler(b *testing.B) {
 	root := osTree(b, newTestTree())
-	s, err := New(afero.NewOsFs(), root, Config{NoWatch: true})
+	s, err := New(afero.NewOsFs(), root, testConfig(noWatch))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func BenchmarkHandler(b *testing.B) {
 // median and the 99th percentile.
 func BenchmarkReloadLatency(b *testing.B) {
 	root, paths := benchTree(b)
-	s, err := New(afero.NewOsFs(), root, Config{})
+	s, err := New(afero.NewOsFs(), root, testConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,7 +201,9 @@ func BenchmarkReloadLatency(b *testing.B) {
 	req := httptest.NewRequest("GET", paths["status"], nil)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		etagBefore := s.current.Load().entries[target].identity.etag[0]
+		clear(w.h)
+		s.ServeHTTP(w, req)
+		etagBefore := w.h.Get("Etag")
 		tmp := filepath.Join(filepath.Dir(file), site.TempPrefix+"bench")
 		if err := os.WriteFile(tmp, []byte(`{"status":"ready","n":`+strconv.Itoa(i)+`}`), 0o644); err != nil {
 			b.Fatal(err)
@@ -238,8 +240,7 @@ const childEnv = "GUIDEPUB_SERVE_CHILD_DIR"
 // the address.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		limit, _ := strconv.ParseInt(os.Getenv("GUIDEPUB_SERVE_CHILD_MEMORY_LIMIT"), 10, 64)
-		s, err := New(afero.NewOsFs(), dir, Config{NoWatch: true, MemoryLimit: limit})
+		s, err := New(afero.NewOsFs(), dir, testConfig(noWatch))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

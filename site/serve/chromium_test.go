@@ -75,7 +75,7 @@ func TestChromiumDecodes(t *testing.T) {
 	}
 	tt := newTestTree()
 	root := osTree(t, tt)
-	s, err := New(afero.NewOsFs(), root, Config{NoWatch: true})
+	s, err := New(afero.NewOsFs(), root, testConfig(noWatch))
 	if err != nil {
 		t.Fatal(err)
 	}

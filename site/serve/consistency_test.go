@@ -50,7 +50,7 @@ func TestTornEncodingsNeverServed(t *testing.T) {
 				if when == "at start" {
 					writeTorn(t, fc.fsys, fc.root)
 				}
-				cfg := Config{NoWatch: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+				cfg := testConfig(noWatch, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 				s, hs, client := newTestServer(t, fc, cfg)
 				if when == "on reload" {
 					writeTorn(t, fc.fsys, fc.root)

@@ -50,7 +50,7 @@ func exportFixtures(t testing.TB) string {
 // siblings are never served by name.
 func TestServeRealExport(t *testing.T) {
 	root := exportFixtures(t)
-	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, Config{MemoryLimit: 64 << 10})
+	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig())
 	osfs := afero.NewOsFs()
 	var docs, media int
 	err := afero.Walk(osfs, root, func(p string, info fs.FileInfo, err error) error {

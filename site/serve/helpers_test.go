@@ -185,3 +185,18 @@ func osTree(t testing.TB, tt testTree) string {
 	}
 	return root
 }
+
+// testConfig returns DefaultConfig changed by each of mods in turn.
+func testConfig(mods ...func(*Config)) Config {
+	c := DefaultConfig()
+	for _, m := range mods {
+		m(&c)
+	}
+	return c
+}
+
+// noWatch is a testConfig modifier: the tree is not watched.
+func noWatch(c *Config) { c.NoWatch = true }
+
+// smallFileLimit is a testConfig modifier setting Config.SmallFileLimit.
+func smallFileLimit(n int64) func(*Config) { return func(c *Config) { c.SmallFileLimit = n } }

@@ -84,7 +84,7 @@ func FuzzServeHTTP(f *testing.F) {
 	if _, err := New(nil, root, Config{}); err == nil {
 		f.Fatal("New with no file system: no error")
 	}
-	s, err := New(afero.NewOsFs(), root, Config{NoWatch: true, MemoryLimit: 1024})
+	s, err := New(afero.NewOsFs(), root, testConfig(noWatch, smallFileLimit(1024)))
 	if err != nil {
 		f.Fatal(err)
 	}

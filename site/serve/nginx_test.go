@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,15 @@ func nginxBinary(t testing.TB) string {
 // base URL. It is stopped when the test ends.
 func startNginx(t testing.TB, root string) string {
 	t.Helper()
+	url, _ := startNginxWith(t, root, 2, nil)
+	return url
+}
+
+// startNginxWith is startNginx with the number of worker processes, and
+// wrap (such as taskset -c 0) put before the nginx command line. It also
+// returns the master's process.
+func startNginxWith(t testing.TB, root string, workers int, wrap []string) (string, *os.Process) {
+	t.Helper()
 	bin := nginxBinary(t)
 	prefix := t.TempDir()
 	addr := freeAddr(t)
@@ -62,7 +72,7 @@ func startNginx(t testing.TB, root string) string {
 	}
 	conf := fmt.Sprintf(`%s
 daemon off;
-worker_processes 2;
+worker_processes %[3]d;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log warn;
 events { worker_connections 1024; }
@@ -77,12 +87,13 @@ http {
     scgi_temp_path %[2]s/scgi;
     include %[2]s/guidepub.conf;
 }
-`, user, prefix)
+`, user, prefix, workers)
 	confPath := filepath.Join(prefix, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", prefix, "-c", confPath, "-e", filepath.Join(prefix, "error.log"))
+	args := append(slices.Clone(wrap), bin, "-p", prefix, "-c", confPath, "-e", filepath.Join(prefix, "error.log"))
+	cmd := exec.Command(args[0], args[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
@@ -104,7 +115,7 @@ http {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return "http://" + addr
+			return "http://" + addr, cmd.Process
 		}
 		select {
 		case err := <-exited:
@@ -125,7 +136,7 @@ func TestNginxParity(t *testing.T) {
 	tt := newTestTree()
 	root := osTree(t, tt)
 	nginxURL := startNginx(t, root)
-	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, Config{})
+	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig())
 
 	compared := []string{"Content-Type", "Content-Encoding", "Vary", "Cache-Control", "X-Content-Type-Options"}
 	tests := []struct {

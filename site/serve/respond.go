@@ -59,9 +59,12 @@ func respond(w http.ResponseWriter, r *http.Request, rep *representation, conten
 		_, err := w.Write(rep.data[start : start+length])
 		return err
 	}
-	if _, err := body.Seek(start, io.SeekStart); err != nil {
-		return err
+	if start != 0 { // a file is opened for the request, at its start
+		if _, err := body.Seek(start, io.SeekStart); err != nil {
+			return err
+		}
 	}
+	// io.CopyN hands the *os.File to the connection's ReadFrom: sendfile.
 	_, err := io.CopyN(w, body, length)
 	return err
 }

@@ -1,58 +1,25 @@
 package serve
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
+	"net/url"
+	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/maypok86/otter/v2"
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
 )
-
-// Defaults of Config.
-const (
-	DefaultMemoryLimit  = 1 << 20
-	DefaultDebounce     = 30 * time.Millisecond
-	DefaultPollInterval = 2 * time.Second
-
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
-	DefaultWriteTimeout      = 30 * time.Second
-	DefaultIdleTimeout       = 60 * time.Second
-)
-
-// HTTPServer returns an *http.Server that serves h with the timeouts of c,
-// so that a client that stops reading or sending cannot hold a connection
-// open for long.
-func (c Config) HTTPServer(h http.Handler) *http.Server {
-	pick := func(v, def time.Duration) time.Duration {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: pick(c.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		ReadTimeout:       pick(c.ReadTimeout, DefaultReadTimeout),
-		WriteTimeout:      pick(c.WriteTimeout, DefaultWriteTimeout),
-		IdleTimeout:       pick(c.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    64 << 10,
-	}
-}
 
 // Server serves an exported public tree as a CDN would: it negotiates the
 // precompressed sibling by Accept-Encoding, sets the headers of package
@@ -60,147 +27,110 @@ func (c Config) HTTPServer(h http.Handler) *http.Server {
 // hidden file, a compressed sibling by its own name, a symbolic link or a
 // path outside the root.
 //
-// Documents are served from an immutable in-memory snapshot that is rebuilt
-// when the tree changes, so serving them makes no file system call.
+// Nothing is read at start. A request reads the files it needs; documents
+// and small files stay in a cache bounded by Config.CacheBytes, and larger
+// media stream from disk (with sendfile on Linux). The tree is watched, and
+// a change drops what it touched from the cache. See docs/serving.md.
 type Server struct {
-	loader  loader
+	src     source
+	cfg     Config
 	logger  *slog.Logger
-	osRoot  *os.Root // non-nil when the tree is on the OS file system
-	current atomic.Pointer[snapshot]
+	cache   *otter.Cache[string, *entry] // nil when Config.CacheBytes is zero
+	started time.Time
 
-	reloadMu sync.Mutex // one reload at a time
-	watcher  *watcher
-	stopPoll chan struct{} // non-nil when polling instead of watching
-	polling  sync.WaitGroup
-	closed   atomic.Bool
+	epoch  atomic.Uint64 // see cache.go
+	gen    atomic.Uint64
+	window atomic.Int64 // < 0: cached entries are trusted until a change is reported; else checked when older
+
+	mu        sync.Mutex
+	watcher   *watcher
+	watchDone chan struct{} // closed when the watcher is set up or has failed; nil when not watching
+	closed    bool
 }
 
-// New indexes the tree at root of fsys and returns a Server for it. It
-// returns an error when root cannot be read. Unless cfg.NoWatch, a tree on
-// the operating system's file system is watched and reloaded on change;
-// Close stops that.
+// New returns a Server for the tree at root of fsys. It reads nothing but
+// the root folder, so it returns at once whatever the size of the tree,
+// and it returns an error when root is not a folder. Unless cfg.NoWatch, a
+// tree on the operating system's file system is watched (the watches are
+// set up in the background); Close stops that.
 func New(fsys afero.Fs, root string, cfg Config) (*Server, error) {
 	if fsys == nil {
 		return nil, errors.New("serve: no file system")
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	if len(site.Encodings) != numEncodings {
 		return nil, fmt.Errorf("serve: built for %d encodings, site lists %d", numEncodings, len(site.Encodings))
 	}
-	if cfg.MemoryLimit == 0 {
-		cfg.MemoryLimit = DefaultMemoryLimit
+	root = filepath.Clean(root)
+	if fi, err := fsys.Stat(root); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("serve: %s is not a folder", root)
 	}
-	if cfg.Debounce <= 0 {
-		cfg.Debounce = DefaultDebounce
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
+	src, dir, err := openSource(fsys, root)
+	if err != nil {
+		return nil, err
 	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{
-		loader: loader{fsys: fsys, root: filepath.Clean(root), memoryLimit: cfg.MemoryLimit, logger: logger},
-		logger: logger,
-	}
-	dir, onOS := osRoot(fsys, s.loader.root)
-	if onOS {
-		r, err := os.OpenRoot(dir)
-		if err != nil {
-			return nil, fmt.Errorf("serve: open %s: %w", dir, err)
-		}
-		s.osRoot = r
-	}
-	if err := s.Reload(); err != nil {
-		s.closeRoot()
-		return nil, err
-	}
-	if onOS && !cfg.NoWatch {
-		w, err := startWatcher(dir, cfg.Debounce, s.reloadLogged, logger)
-		if err != nil {
-			// Too many folders for inotify, say: poll instead.
-			logger.Warn("serve: cannot watch the tree; polling it instead", "dir", dir, "every", cfg.PollInterval, "err", err)
-			s.stopPoll = make(chan struct{})
-			s.polling.Add(1)
-			go s.poll(cfg.PollInterval)
-		} else {
-			s.watcher = w
-		}
+	s := &Server{src: src, cfg: cfg, logger: logger, cache: newCache(cfg.CacheBytes), started: time.Now()}
+	s.window.Store(-1)
+	if dir != "" && !cfg.NoWatch {
+		s.watchDone = make(chan struct{})
+		go s.watch(dir)
 	}
 	return s, nil
 }
 
-// Reload rebuilds the in-memory snapshot from the tree now, reading only
-// files whose size or modification time changed. Requests keep being served
-// from the previous snapshot until the new one is complete. It returns an
-// error, and keeps the previous snapshot, when the tree cannot be read.
-func (s *Server) Reload() error {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
-	start := time.Now()
-	snap, err := s.loader.load(s.current.Load())
-	if err != nil {
-		return err
-	}
-	s.current.Store(snap)
-	s.logger.Debug("serve: tree loaded", "files", snap.files, "memoryBytes", snap.memory, "took", time.Since(start))
-	return nil
-}
-
-// reloadLogged is the watcher's reload: errors are logged.
-func (s *Server) reloadLogged() {
-	if s.closed.Load() {
+// watch sets up the watcher on dir. Entries read before it is in place
+// are checked once more afterwards; if it cannot be set up (too many
+// folders for inotify, say) every entry is checked when older than
+// PollInterval instead.
+func (s *Server) watch(dir string) {
+	defer close(s.watchDone)
+	w, err := startWatcher(dir, s.cfg.Debounce, s, s.logger)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		if w != nil {
+			w.close()
+		}
 		return
 	}
-	if err := s.Reload(); err != nil {
-		s.logger.Error("serve: reload", "err", err)
+	if err != nil {
+		s.logger.Warn("serve: cannot watch the tree; checking cached files instead", "dir", dir, "every", s.cfg.PollInterval, "err", err)
+		s.window.Store(int64(s.cfg.PollInterval))
+	} else {
+		s.watcher = w
 	}
+	s.Reload()
 }
 
-// poll reloads the tree every interval until Close.
-func (s *Server) poll(interval time.Duration) {
-	defer s.polling.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopPoll:
-			return
-		case <-t.C:
-			s.reloadLogged()
-		}
-	}
-}
-
-// Close stops watching (or polling) the tree and releases the root folder.
-// It returns the watcher's error, if any. Afterwards the Server still
-// answers from its last snapshot what it holds in memory; media that
-// stream from disk get 404.
+// Close stops watching the tree and releases the root folder. It returns
+// the watcher's error, if any. Afterwards the Server still answers what it
+// holds in its cache; every other path gets 404.
 func (s *Server) Close() error {
-	if s.closed.Swap(true) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if s.watchDone != nil {
+		<-s.watchDone
 	}
 	var err error
 	if s.watcher != nil {
 		err = s.watcher.close()
 	}
-	if s.stopPoll != nil {
-		close(s.stopPoll)
-		s.polling.Wait()
-	}
-	s.closeRoot()
+	s.src.close()
 	return err
 }
-
-func (s *Server) closeRoot() {
-	if s.osRoot != nil {
-		s.osRoot.Close()
-	}
-}
-
-// Files returns how many files (documents, siblings and media) the current
-// snapshot indexes.
-func (s *Server) Files() int { return s.current.Load().files }
 
 // Header values, shared and never modified.
 var (
@@ -228,19 +158,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, bodyNotFound)
 		return
 	}
-	entries := s.current.Load().entries
-	e := entries[name]
+	acc := parseAcceptEncoding(r.Header["Accept-Encoding"])
+	e, rep, body, err := s.find(name, &acc)
+	if body != nil {
+		defer body.Close()
+	}
 	if e == nil {
-		// /<id>, /u/<id> and /embed/<id> are a view's pages.
-		if stored, ok := site.PageOf("/" + name); ok {
-			e = entries[stored]
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.logger.Error("serve: read", "path", name, "err", err)
 		}
-	}
-	if e == nil && name == "robots.txt" {
-		serveRobots(w, r)
-		return
-	}
-	if e == nil {
+		if name == "robots.txt" {
+			serveRobots(w, r)
+			return
+		}
 		writeError(w, r, http.StatusNotFound, bodyNotFound)
 		return
 	}
@@ -250,77 +180,111 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e.document {
 		h["Vary"] = hdrVary
 	}
-	acc := parseAcceptEncoding(r.Header["Accept-Encoding"])
-	idx, ok := acc.choose(&e.available)
-	if !ok {
+	if rep == nil {
 		writeError(w, r, http.StatusNotAcceptable, bodyNotAcceptable)
 		return
 	}
-	rep := &e.identity
-	if idx >= 0 {
-		rep = e.encoded[idx]
-	}
 	h["Cache-Control"] = e.cacheControl
 	h["Etag"] = rep.etag
-	if rep.data != nil {
-		respond(w, r, rep, e.contentType, nil)
-		return
+	if err := respond(w, r, rep, e.contentType, body); err != nil {
+		s.logger.Debug("serve: write", "path", name, "err", err)
 	}
-	s.serveFromDisk(w, r, e, rep)
 }
 
-// serveFromDisk streams a large media file. A file that changed or vanished
-// since the snapshot was taken triggers a reload and is answered from the
-// new snapshot, so the ETag always matches the bytes.
-func (s *Server) serveFromDisk(w http.ResponseWriter, r *http.Request, e *entry, rep *representation) {
-	f, err := s.openFile(e.name)
-	if err == nil {
-		defer f.Close()
-		var info os.FileInfo
-		info, err = f.Stat()
-		if err == nil && (!rep.source.same(fileStamp{info.Size(), info.ModTime(), inode(info)}) || !info.Mode().IsRegular()) {
-			err = errChanged
+// find returns the entry for the request path name and its
+// representation that acc chooses: from the cache, or read now. /<id>,
+// /u/<id> and /embed/<id> name a view's page, stored as index.html in that
+// folder. For a file that streams from disk it returns the open file too.
+// The entry comes with a nil representation when acc accepts none of its
+// representations, and is nil when there is no such file.
+func (s *Server) find(name string, acc *acceptance) (*entry, *representation, file, error) {
+	if _, _, sibling := site.SplitEncoded(name); sibling {
+		return nil, nil, nil, fs.ErrNotExist // served only by negotiation
+	}
+	names, n := [2]string{name}, 1
+	if maybePage(name) {
+		if stored, ok := site.PageOf("/" + name); ok {
+			names, n = [2]string{stored, name}, 2
 		}
 	}
-	if err != nil {
-		if r.Context().Value(retriedKey{}) == nil {
-			if rerr := s.Reload(); rerr == nil {
-				for k := range w.Header() {
-					delete(w.Header(), k)
-				}
-				s.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), retriedKey{}, true)))
-				return
-			}
+	for range 3 {
+		e, rep, body, err := s.findOnce(names[:n], acc)
+		if errors.Is(err, errStale) {
+			e.marks.Add(1) // check it, and read it again, next time round
+			continue
 		}
-		s.logger.Error("serve: open media", "path", e.name, "err", err)
-		writeError(w, r, http.StatusNotFound, bodyNotFound)
-		return
+		if errors.Is(err, errNotAcceptable) {
+			err = nil
+		}
+		return e, rep, body, err
 	}
-	if err := respond(w, r, rep, e.contentType, f); err != nil {
-		s.logger.Debug("serve: write media", "path", e.name, "err", err)
-	}
+	return nil, nil, nil, fmt.Errorf("serve: %s keeps changing while it is read", name)
 }
 
-// retriedKey marks a request already answered again after a reload.
-type retriedKey struct{}
-
-var errChanged = errors.New("file changed since the tree was loaded")
-
-// file is what serveFromDisk needs of an open file.
-type file interface {
-	io.ReadSeeker
-	io.Closer
-	Stat() (os.FileInfo, error)
+// findOnce is one try of find for the candidate paths names.
+func (s *Server) findOnce(names []string, acc *acceptance) (*entry, *representation, file, error) {
+	for _, n := range names {
+		if e := s.cached(n); e != nil {
+			rep, err := s.choose(e, acc, nil)
+			return e, rep, nil, err
+		}
+	}
+	var err error
+	for _, n := range names {
+		var e *entry
+		var rep *representation
+		var body file
+		e, rep, body, err = s.load(n, acc)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return e, rep, body, err
+		}
+	}
+	return nil, nil, nil, err
 }
 
-// openFile opens the public file name. On the OS file system it goes
-// through os.Root, so no symbolic link swapped in after the walk can lead
-// outside the root.
-func (s *Server) openFile(name string) (file, error) {
-	if s.osRoot != nil {
-		return s.osRoot.Open(filepath.FromSlash(name))
+// maybePage reports whether name has the shape of a page URL (one path
+// element, or two under u/ or embed/), before site.PageOf checks it.
+func maybePage(name string) bool {
+	switch strings.Count(name, "/") {
+	case 0:
+		return true
+	case 1:
+		return strings.HasPrefix(name, site.UnbrandedDir+"/") || strings.HasPrefix(name, site.EmbedDir+"/")
 	}
-	return s.loader.fsys.Open(filepath.Join(s.loader.root, filepath.FromSlash(name)))
+	return false
+}
+
+// cleanRequestPath maps the escaped URL path of a request to the
+// slash-separated path of a public file, or ok false when the path can
+// never name one: it must be absolute and clean, and may not contain
+// encoded slashes or backslashes, backslashes, NUL or other control
+// characters, or a hidden element.
+func cleanRequestPath(escaped string) (string, bool) {
+	if len(escaped) < 2 || escaped[0] != '/' {
+		return "", false
+	}
+	lower := strings.ToLower(escaped)
+	if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%00") {
+		return "", false
+	}
+	p := escaped[1:]
+	if strings.IndexByte(p, '%') >= 0 {
+		var err error
+		// Unescape only what names a file; every separator is already known
+		// to be a real one.
+		if p, err = url.PathUnescape(p); err != nil {
+			return "", false
+		}
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	if path.Clean("/"+p) != "/"+p || site.IsHidden(p) {
+		return "", false
+	}
+	return p, true
 }
 
 // errorLengths holds the Content-Length values of the error bodies.

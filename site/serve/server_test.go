@@ -87,7 +87,7 @@ func TestAcceptEncoding(t *testing.T) {
 	tt := newTestTree()
 	for _, fc := range fsCases(t, tt) {
 		t.Run(fc.name, func(t *testing.T) {
-			_, hs, client := newTestServer(t, fc, Config{})
+			_, hs, client := newTestServer(t, fc, testConfig())
 			tests := []struct {
 				path   string
 				accept string // "-" sends no header
@@ -187,7 +187,7 @@ func checkJSONError(t *testing.T, resp *http.Response, body []byte, code string)
 
 func TestETagsDifferPerRepresentation(t *testing.T) {
 	fc := fsCases(t, newTestTree())[0]
-	_, hs, client := newTestServer(t, fc, Config{})
+	_, hs, client := newTestServer(t, fc, testConfig())
 	seen := map[string]string{}
 	for _, enc := range []string{"identity", "br", "zstd", "gzip"} {
 		resp, _ := do(t, client, "GET", hs.URL+"/v1/data/summary", map[string]string{"Accept-Encoding": enc})
@@ -206,7 +206,7 @@ func TestETagsDifferPerRepresentation(t *testing.T) {
 func TestConditionalRequests(t *testing.T) {
 	for _, fc := range fsCases(t, newTestTree()) {
 		t.Run(fc.name, func(t *testing.T) {
-			_, hs, client := newTestServer(t, fc, Config{MemoryLimit: 1024})
+			_, hs, client := newTestServer(t, fc, testConfig(smallFileLimit(1024)))
 			for _, path := range []string{"/v1/data/summary", "/v1/doc/photo.jpg"} {
 				resp, _ := do(t, client, "GET", hs.URL+path, map[string]string{"Accept-Encoding": "br"})
 				etag := resp.Header.Get("ETag")
@@ -257,7 +257,7 @@ func TestRangeAndHead(t *testing.T) {
 	tt := newTestTree()
 	for _, fc := range fsCases(t, tt) {
 		t.Run(fc.name, func(t *testing.T) {
-			_, hs, client := newTestServer(t, fc, Config{MemoryLimit: 1024})
+			_, hs, client := newTestServer(t, fc, testConfig(smallFileLimit(1024)))
 			full, fullBody := do(t, client, "GET", hs.URL+"/v1/data/summary", map[string]string{"Accept-Encoding": "br"})
 			etag := full.Header.Get("ETag")
 			photo := tt.media["v1/doc/photo.jpg"]
@@ -313,7 +313,7 @@ func TestRangeAndHead(t *testing.T) {
 func TestNeverServed(t *testing.T) {
 	for _, fc := range fsCases(t, newTestTree()) {
 		t.Run(fc.name, func(t *testing.T) {
-			s, err := New(fc.fsys, fc.root, Config{NoWatch: true, MemoryLimit: 1024})
+			s, err := New(fc.fsys, fc.root, testConfig(noWatch, smallFileLimit(1024)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,7 +383,7 @@ func TestNeverServed(t *testing.T) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	fc := fsCases(t, newTestTree())[1]
-	_, hs, client := newTestServer(t, fc, Config{})
+	_, hs, client := newTestServer(t, fc, testConfig())
 	for _, method := range []string{"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "BREW"} {
 		resp, body := do(t, client, method, hs.URL+"/v1/data/status", nil)
 		if resp.StatusCode != http.StatusMethodNotAllowed {
@@ -432,7 +432,7 @@ func waitFor(t *testing.T, what string, check func() bool) time.Duration {
 func TestWatchPicksUpChanges(t *testing.T) {
 	tt := newTestTree()
 	fc := fsCases(t, tt)[0]
-	_, hs, client := newTestServer(t, fc, Config{})
+	_, hs, client := newTestServer(t, fc, testConfig())
 	body := func(path, accept string) (int, string) {
 		resp, b := do(t, client, "GET", hs.URL+path, map[string]string{"Accept-Encoding": accept})
 		return resp.StatusCode, string(decompress(t, resp.Header.Get("Content-Encoding"), b))
@@ -468,14 +468,19 @@ func TestWatchPicksUpChanges(t *testing.T) {
 func TestReloadWithoutWatch(t *testing.T) {
 	for _, fc := range fsCases(t, newTestTree()) {
 		t.Run(fc.name, func(t *testing.T) {
-			s, hs, client := newTestServer(t, fc, Config{NoWatch: true, MemoryLimit: 1024})
+			s, hs, client := newTestServer(t, fc, testConfig(noWatch, smallFileLimit(1024)))
+			// A document served once is cached; a change of its file is
+			// not seen until Reload, without a watcher to report it.
+			if _, first := do(t, client, "GET", hs.URL+"/v1/data/status", nil); string(first) != `{"status":"ready"}` {
+				t.Fatalf("served %q", first)
+			}
 			p := filepath.Join(fc.root, "v1", "data", "status")
 			if err := afero.WriteFile(fc.fsys, p, []byte(`{"status":"locked"}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, before := do(t, client, "GET", hs.URL+"/v1/data/status", nil)
 			if string(before) != `{"status":"ready"}` {
-				t.Fatalf("served %q before Reload: documents must come from the snapshot", before)
+				t.Fatalf("served %q before Reload: a cached document is trusted until Reload", before)
 			}
 			if err := s.Reload(); err != nil {
 				t.Fatal(err)
@@ -484,9 +489,16 @@ func TestReloadWithoutWatch(t *testing.T) {
 			if string(after) != `{"status":"locked"}` {
 				t.Fatalf("served %q after Reload", after)
 			}
+			// A document never served is read as it is now.
+			if err := afero.WriteFile(fc.fsys, filepath.Join(fc.root, "alias", "data", "status"), []byte(`{"status":"new"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, b := do(t, client, "GET", hs.URL+"/alias/data/status", nil); string(b) != `{"status":"new"}` {
+				t.Fatalf("uncached document: served %q", b)
+			}
 
-			// A large media file replaced behind the snapshot's back is
-			// served as it is now, with a matching ETag.
+			// A large media file replaced on disk is served as it is now,
+			// with a matching ETag.
 			photo := mediaBytes(300 << 10)
 			if err := afero.WriteFile(fc.fsys, filepath.Join(fc.root, "v1", "doc", "photo.jpg"), photo, 0o644); err != nil {
 				t.Fatal(err)
@@ -519,7 +531,7 @@ func TestPollWhenWatchFails(t *testing.T) {
 	}
 	defer func() { newEvents = orig }()
 	fc := fsCases(t, newTestTree())[0]
-	_, hs, client := newTestServer(t, fc, Config{PollInterval: 10 * time.Millisecond})
+	_, hs, client := newTestServer(t, fc, testConfig(func(c *Config) { c.PollInterval = 10 * time.Millisecond }))
 	writeAtomic(t, fc.root, "v1/data/status", []byte(`{"status":"locked"}`))
 	waitFor(t, "change picked up by polling", func() bool {
 		_, b := do(t, client, "GET", hs.URL+"/v1/data/status", nil)
@@ -531,7 +543,7 @@ func TestRequestsDuringReloads(t *testing.T) {
 	// Readers racing reloads always get a whole version whose ETag matches
 	// its bytes.
 	fc := fsCases(t, newTestTree())[1]
-	s, err := New(fc.fsys, fc.root, Config{NoWatch: true})
+	s, err := New(fc.fsys, fc.root, testConfig(noWatch))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,35 +2,59 @@ package serve
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/guidepub/guidepub/site/config"
 )
 
-// Config configures a Server. The zero value is usable.
+// Defaults of Config, as DefaultConfig sets them.
+const (
+	DefaultCacheBytes     = 64 << 20
+	DefaultSmallFileLimit = 64 << 10
+	DefaultDebounce       = 30 * time.Millisecond
+	DefaultPollInterval   = 2 * time.Second
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+)
+
+// Config configures a Server. Start from DefaultConfig: in every field zero
+// means zero (nothing cached, no debounce, no time limit), never "the
+// default". See docs/serving.md.
 type Config struct {
-	// Logger receives reload and watch messages; nil discards them.
+	// Logger receives watch and consistency messages; nil discards them.
 	Logger *slog.Logger
-	// MemoryLimit is the size up to which a media file is held in memory;
-	// larger ones stream from disk. Documents and their siblings are always
-	// held in memory. Zero means DefaultMemoryLimit; negative keeps every
-	// media file on disk.
-	MemoryLimit int64
-	// NoWatch turns off watching the tree for changes; Reload must then be
-	// called after the tree changes. A tree that is not on the operating
-	// system's file system is never watched.
+	// CacheBytes bounds the memory of the cache of documents and small
+	// files; the entries used least are dropped first. Zero caches
+	// nothing: every request reads its files.
+	CacheBytes int64
+	// SmallFileLimit is the size up to which a media file is cached (with
+	// an ETag from its content). Larger media, and every media file when
+	// it is zero, stream from disk with an ETag from size, modification
+	// time and inode. Documents are cached whatever their size, as long as
+	// they fit in CacheBytes.
+	SmallFileLimit int64
+	// NoWatch turns off watching the tree. Cached files are then trusted
+	// until Reload or ReloadDirs; files not cached are read as they are. A
+	// tree that is not on the operating system's file system is never
+	// watched.
 	NoWatch bool
-	// Debounce is how long the watcher waits after the last change before
-	// it reloads. Zero means DefaultDebounce.
+	// Debounce is how long the watcher gathers the creations, renames and
+	// removals of a burst before it drops the cached entries under the
+	// folders they touched. A changed file is dropped at once.
 	Debounce time.Duration
-	// PollInterval is how often the tree is reloaded when it cannot be
-	// watched (inotify limits, say). Zero means DefaultPollInterval.
+	// PollInterval applies when the tree cannot be watched (inotify
+	// limits, say): a cached file is trusted this long, then its files are
+	// checked again (size, modification time, inode) before it is served.
+	// Zero checks on every request.
 	PollInterval time.Duration
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
 	// how long a connection may take to send its request headers, its
 	// whole request, to take the whole response, and to sit idle between
-	// requests; HTTPServer applies them. Zero means the Default value of
-	// the same name; negative means no limit. See docs/serving.md.
+	// requests; HTTPServer applies them. Zero means no limit.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -39,15 +63,48 @@ type Config struct {
 
 // DefaultConfig returns the settings "guidepub serve" starts from.
 func DefaultConfig() Config {
-	return Config{MemoryLimit: DefaultMemoryLimit, Debounce: DefaultDebounce, PollInterval: DefaultPollInterval}
+	return Config{
+		CacheBytes:        DefaultCacheBytes,
+		SmallFileLimit:    DefaultSmallFileLimit,
+		Debounce:          DefaultDebounce,
+		PollInterval:      DefaultPollInterval,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		ReadTimeout:       DefaultReadTimeout,
+		WriteTimeout:      DefaultWriteTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
+	}
 }
 
 // Validate returns one *config.FieldError per field that cannot work
 // (joined), or nil.
 func (c Config) Validate() error {
 	var p config.Problems
-	p.Add(c.MemoryLimit >= 0, "MemoryLimit", "must not be negative, got %d", c.MemoryLimit)
+	p.Add(c.CacheBytes >= 0, "CacheBytes", "must not be negative, got %d", c.CacheBytes)
+	p.Add(c.SmallFileLimit >= 0, "SmallFileLimit", "must not be negative, got %d", c.SmallFileLimit)
 	p.Add(c.Debounce >= 0, "Debounce", "must not be negative, got %s", c.Debounce)
 	p.Add(c.PollInterval >= 0, "PollInterval", "must not be negative, got %s", c.PollInterval)
+	for _, t := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"ReadTimeout", c.ReadTimeout},
+		{"WriteTimeout", c.WriteTimeout}, {"IdleTimeout", c.IdleTimeout},
+	} {
+		p.Add(t.v >= 0, t.name, "must not be negative, got %s", t.v)
+	}
 	return p.Err()
+}
+
+// HTTPServer returns an *http.Server that serves h with the time limits of
+// c, so that a client that stops reading or sending cannot hold a
+// connection open for long.
+func (c Config) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/site/config"
 )
 
 // TestHTTPServerDropsStalledClients runs the server HTTPServer returns on a
@@ -27,7 +30,7 @@ func TestHTTPServerDropsStalledClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	const timeout = 300 * time.Millisecond
-	cfg := Config{NoWatch: true, MemoryLimit: -1, ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+	cfg := Config{NoWatch: true, ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
 	s, err := New(afero.NewOsFs(), dir, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -81,19 +84,25 @@ func TestHTTPServerDropsStalledClients(t *testing.T) {
 	}
 }
 
-// TestHTTPServerDefaults checks that a zero Config gets every timeout and
-// a negative one turns a limit off.
+// TestHTTPServerDefaults checks that DefaultConfig limits every phase of
+// a connection, that zero means no limit, and that Validate refuses a
+// negative one.
 func TestHTTPServerDefaults(t *testing.T) {
-	hs := Config{}.HTTPServer(http.NotFoundHandler())
-	for name, got := range map[string]time.Duration{
-		"ReadHeaderTimeout": hs.ReadHeaderTimeout, "ReadTimeout": hs.ReadTimeout,
-		"WriteTimeout": hs.WriteTimeout, "IdleTimeout": hs.IdleTimeout,
+	def := DefaultConfig().HTTPServer(http.NotFoundHandler())
+	zero := Config{}.HTTPServer(http.NotFoundHandler())
+	for name, got := range map[string][2]time.Duration{
+		"ReadHeaderTimeout": {def.ReadHeaderTimeout, zero.ReadHeaderTimeout}, "ReadTimeout": {def.ReadTimeout, zero.ReadTimeout},
+		"WriteTimeout": {def.WriteTimeout, zero.WriteTimeout}, "IdleTimeout": {def.IdleTimeout, zero.IdleTimeout},
 	} {
-		if got <= 0 || got >= 65*time.Second {
-			t.Errorf("%s = %v, want a limit under 65s", name, got)
+		if got[0] <= 0 || got[0] >= 65*time.Second {
+			t.Errorf("default %s = %v, want a limit under 65s", name, got[0])
+		}
+		if got[1] != 0 {
+			t.Errorf("zero %s gives %v, want 0 (no limit)", name, got[1])
 		}
 	}
-	if got := (Config{WriteTimeout: -1}).HTTPServer(nil).WriteTimeout; got != 0 {
-		t.Errorf("WriteTimeout -1 gives %v, want 0 (no limit)", got)
+	var fe *config.FieldError
+	if err := (Config{WriteTimeout: -1}).Validate(); !errors.As(err, &fe) || fe.Field != "WriteTimeout" {
+		t.Errorf("Validate with WriteTimeout -1: %v, want a WriteTimeout field error", err)
 	}
 }

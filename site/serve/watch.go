@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,17 +15,19 @@ import (
 	"github.com/guidepub/guidepub/site/fswatch"
 )
 
-// watcher calls reload shortly after the tree changes. Every folder is
-// watched (fswatch.Tree), new folders as they appear. Events are
-// debounced: reload runs once the tree has been quiet for the debounce
-// time, and at the latest maxWait after the first event of a burst, so a
-// steady stream of writes still shows up. The watches of folders that may
-// have been renamed are renewed before the reload.
+// watcher reports the changes of the tree to the server's cache. Every
+// folder is watched (fswatch.Tree), new folders as they appear. A changed
+// file is reported at once. Creations, renames and removals, which may be
+// of folders, are gathered and reported as folders once the tree has been
+// quiet for the debounce time (at the latest maxWait after the first
+// event of a burst), after the watches of folders that may have been
+// renamed are renewed.
 type watcher struct {
 	tree     *fswatch.Tree
+	dir      string
 	debounce time.Duration
 	maxWait  time.Duration
-	reload   func()
+	changes  changeSink
 	logger   *slog.Logger
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -37,9 +41,16 @@ var newEvents = fsnotify.NewWatcher
 // temp files are hidden until renamed into place.
 func hidden(name string) bool { return strings.HasPrefix(name, ".") }
 
+// changeSink receives the changes a watcher sees; *Server is one.
+type changeSink interface {
+	changedFile(p string)
+	changedUnder(dirs []string)
+}
+
 // startWatcher starts watching every folder under dir. It returns an
-// error when the watch cannot be set up (Server.New polls instead).
-func startWatcher(dir string, debounce time.Duration, reload func(), logger *slog.Logger) (*watcher, error) {
+// error when the watch cannot be set up (the Server checks cached files
+// by age instead).
+func startWatcher(dir string, debounce time.Duration, changes changeSink, logger *slog.Logger) (*watcher, error) {
 	tree, err := fswatch.Watch(fswatch.Config{Dir: dir, Skip: hidden, NewEvents: newEvents})
 	if err != nil {
 		return nil, err
@@ -47,9 +58,10 @@ func startWatcher(dir string, debounce time.Duration, reload func(), logger *slo
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{
 		tree:     tree,
+		dir:      dir,
 		debounce: debounce,
 		maxWait:  10 * debounce,
-		reload:   reload,
+		changes:  changes,
 		logger:   logger,
 		cancel:   cancel,
 	}
@@ -81,7 +93,7 @@ func (w *watcher) run(ctx context.Context) {
 		})
 	}()
 	deb := fswatch.NewDebouncer(w.debounce, w.maxWait)
-	moved := map[string]bool{} // top-level folders whose watches to renew
+	moved := map[string]bool{} // paths created, renamed or removed in this burst
 	var (
 		timer  *time.Timer
 		timerC <-chan time.Time
@@ -106,11 +118,12 @@ func (w *watcher) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case c := <-changes:
-			deb.Touch(burstKey, time.Now())
-			if c.Moved {
-				top, _, _ := strings.Cut(c.Path, "/")
-				moved[top] = true
+			w.changes.changedFile(c.Path)
+			if !c.Moved {
+				continue
 			}
+			moved[c.Path] = true
+			deb.Touch(burstKey, time.Now())
 			arm()
 		case <-timerC:
 			timer, timerC = nil, nil
@@ -118,27 +131,47 @@ func (w *watcher) run(ctx context.Context) {
 				arm()
 				continue
 			}
-			if len(moved) > 0 {
-				folders := make([]string, 0, len(moved))
-				for f := range moved {
-					folders = append(folders, f)
-				}
-				clear(moved)
-				if err := w.tree.Renew(folders); err != nil {
-					w.logger.Warn("serve: watch renamed folders", "err", err)
-				}
-			}
-			w.reload()
+			w.settle(moved)
 		case err := <-errs:
 			if errors.Is(err, fswatch.ErrCannotWatch) {
 				w.logger.Warn("serve: watch new folder", "err", err)
 				continue
 			}
-			// An overflow loses events: reload to be sure nothing is missed.
+			// An overflow loses events: check everything to be sure.
 			w.logger.Warn("serve: watch", "err", err)
-			w.reload()
+			w.changes.changedUnder([]string{""})
 		}
 	}
+}
+
+// settle reports the paths moved (created, renamed or removed) in a
+// burst as changed folders, then forgets them. When one of them is or was
+// a folder, the watches of its top-level folder are renewed first, and
+// since events can be lost while they are, everything cached under that
+// folder is reported as changed after.
+func (w *watcher) settle(moved map[string]bool) {
+	paths := make([]string, 0, len(moved))
+	tops := map[string]bool{}
+	for p := range moved {
+		paths = append(paths, p)
+		if fi, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() {
+			continue // a file renamed into place: no watch moved
+		}
+		top, _, _ := strings.Cut(p, "/")
+		tops[top] = true
+	}
+	clear(moved)
+	if len(tops) > 0 {
+		folders := make([]string, 0, len(tops))
+		for top := range tops {
+			folders = append(folders, top)
+		}
+		if err := w.tree.Renew(folders); err != nil {
+			w.logger.Warn("serve: watch renamed folders", "err", err)
+		}
+		paths = append(paths, folders...)
+	}
+	w.changes.changedUnder(paths)
 }
 
 // close stops the watcher and waits for a running reload to finish.

@@ -10,7 +10,7 @@ import (
 // changes inside it, in its top folder and in a sub-folder, are served.
 func TestWatchAfterFolderRename(t *testing.T) {
 	fc := fsCases(t, newTestTree())[0]
-	_, hs, client := newTestServer(t, fc, Config{})
+	_, hs, client := newTestServer(t, fc, testConfig())
 	get := func(path string) string {
 		_, b := do(t, client, "GET", hs.URL+path, nil)
 		return string(b)

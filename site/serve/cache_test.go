@@ -1,0 +1,293 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// writeFile writes data to rel under root of fsys, making its folders.
+func writeFile(t testing.TB, fsys afero.Fs, root, rel string, data []byte) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := fsys.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := afero.WriteFile(fsys, p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// get returns the status and body s answers for a GET of target.
+func get(s http.Handler, target string) (int, string) {
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	return rec.Code, rec.Body.String()
+}
+
+func TestReloadDirs(t *testing.T) {
+	status := func(s string) []byte { return []byte(`{"status":"` + s + `"}`) }
+	for _, fsName := range []string{"memory", "os"} {
+		t.Run(fsName, func(t *testing.T) {
+			var fsys afero.Fs = afero.NewMemMapFs()
+			root := "/tree"
+			if fsName == "os" {
+				fsys, root = afero.NewOsFs(), filepath.Join(t.TempDir(), "tree")
+			}
+			for _, v := range []string{"a", "b", "d"} {
+				writeFile(t, fsys, root, v+"/data/status", status("ready"))
+			}
+			writeFile(t, fsys, root, "u/a/index.html", []byte("<p>a</p>"))
+			writeFile(t, fsys, root, "u/b/index.html", []byte("<p>b</p>"))
+			s, err := New(fsys, root, testConfig(noWatch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// Serve everything once, so that all of it is cached.
+			for _, p := range []string{"/a/data/status", "/b/data/status", "/d/data/status", "/u/a", "/u/b"} {
+				if code, _ := get(s, p); code != 200 {
+					t.Fatalf("GET %s = %d", p, code)
+				}
+			}
+
+			writeFile(t, fsys, root, "a/data/status", status("changed")) // changed
+			fsys.RemoveAll(filepath.Join(root, "b"))                     // removed
+			writeFile(t, fsys, root, "c/data/status", status("new"))     // new
+			writeFile(t, fsys, root, "d/data/status", status("locked"))  // changed, but not named
+			writeFile(t, fsys, root, "u/a/index.html", []byte("<p>a2</p>"))
+			writeFile(t, fsys, root, "u/b/index.html", []byte("<p>b2</p>")) // not named
+			if err := s.ReloadDirs("a", "b", "c", "u/a"); err != nil {
+				t.Fatal(err)
+			}
+			for _, tt := range []struct {
+				path string
+				code int
+				body string
+			}{
+				{"/a/data/status", 200, `{"status":"changed"}`},
+				{"/b/data/status", 404, ""},
+				{"/c/data/status", 200, `{"status":"new"}`},
+				{"/d/data/status", 200, `{"status":"ready"}`}, // cached, not reloaded yet
+				{"/u/a", 200, "<p>a2</p>"},
+				{"/u/b", 200, "<p>b</p>"}, // cached, not reloaded yet
+			} {
+				code, body := get(s, tt.path)
+				if code != tt.code || (tt.body != "" && body != tt.body) {
+					t.Errorf("GET %s = %d %q, want %d %q", tt.path, code, body, tt.code, tt.body)
+				}
+			}
+			if err := s.ReloadDirs("d", "u"); err != nil {
+				t.Fatal(err)
+			}
+			if _, body := get(s, "/d/data/status"); body != `{"status":"locked"}` {
+				t.Errorf("after ReloadDirs(d): %q", body)
+			}
+			if _, body := get(s, "/u/b"); body != "<p>b2</p>" {
+				t.Errorf("after ReloadDirs(u): %q", body)
+			}
+			for _, bad := range []string{"", ".", "..", "../a", "/a", "a/", "a//b", "a/./b", ".hidden", "a/.b", `a\b`} {
+				if err := s.ReloadDirs(bad); err == nil {
+					t.Errorf("ReloadDirs(%q): no error", bad)
+				}
+			}
+		})
+	}
+}
+
+// countingFs counts the files opened and folders listed through it.
+type countingFs struct {
+	afero.Fs
+	opens atomic.Int64
+}
+
+func (c *countingFs) Open(name string) (afero.File, error) {
+	c.opens.Add(1)
+	return c.Fs.Open(name)
+}
+
+func (c *countingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	c.opens.Add(1)
+	return c.Fs.OpenFile(name, flag, perm)
+}
+
+// TestNewReadsNothing checks that start-up costs the same for any tree:
+// New opens no file and lists no folder, and the first request reads only
+// the files it serves.
+func TestNewReadsNothing(t *testing.T) {
+	mem := afero.NewMemMapFs()
+	for i := range 500 {
+		writeFile(t, mem, "/tree", fmt.Sprintf("v%03d/data/status", i), []byte(`{"status":"ready"}`))
+	}
+	fsys := &countingFs{Fs: mem}
+	s, err := New(fsys, "/tree", testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := fsys.opens.Load(); n != 0 {
+		t.Fatalf("New opened %d files or folders, want 0", n)
+	}
+	if code, _ := get(s, "/v123/data/status"); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	// The document and one try for each of its three siblings.
+	if n := fsys.opens.Load(); n > 1+numEncodings {
+		t.Errorf("the first request opened %d files, want at most %d", n, 1+numEncodings)
+	}
+	before := fsys.opens.Load()
+	get(s, "/v123/data/status")
+	if n := fsys.opens.Load() - before; n != 0 {
+		t.Errorf("a cached document opened %d files", n)
+	}
+}
+
+// TestCacheBudget serves far more documents than the cache may hold and
+// checks that the cache stays within its budget while every answer stays
+// right, and that zero caches nothing.
+func TestCacheBudget(t *testing.T) {
+	mem := afero.NewMemMapFs()
+	const views = 400
+	for i := range views {
+		writeFile(t, mem, "/tree", fmt.Sprintf("v%03d/data/summary", i), summaryJSON(4000+i))
+	}
+	for _, budget := range []int64{0, 64 << 10} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			s, err := New(mem, "/tree", testConfig(func(c *Config) { c.CacheBytes = budget }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for round := range 3 {
+				for i := range views {
+					code, body := get(s, fmt.Sprintf("/v%03d/data/summary", i))
+					if code != 200 || body != string(summaryJSON(4000+i)) {
+						t.Fatalf("round %d, view %d: status %d, %d bytes", round, i, code, len(body))
+					}
+				}
+				if s.cache != nil {
+					s.cache.CleanUp()
+				}
+				if st := s.CacheStats(); st.Bytes > uint64(budget) {
+					t.Fatalf("round %d: cache holds %d bytes, budget %d", round, st.Bytes, budget)
+				}
+			}
+			st := s.CacheStats()
+			if budget == 0 && st.Entries != 0 {
+				t.Errorf("budget 0: %d entries cached", st.Entries)
+			}
+			if budget > 0 && (st.Entries == 0 || st.Entries >= views) {
+				t.Errorf("budget %d: %d of %d documents cached, want some but not all", budget, st.Entries, views)
+			}
+		})
+	}
+}
+
+// TestLargeDocumentsAndMediaStream checks the two ways a file leaves the
+// cache: media above SmallFileLimit stream from disk with an ETag from the
+// file's stamp, and small media are cached with an ETag from their bytes.
+func TestLargeDocumentsAndMediaStream(t *testing.T) {
+	root := osTree(t, newTestTree())
+	s, err := New(afero.NewOsFs(), root, testConfig(noWatch, smallFileLimit(4096)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		path   string
+		cached bool
+	}{
+		{"/v1/doc/plan.pdf", true},   // 3,000 bytes
+		{"/v1/doc/photo.jpg", false}, // 200 KiB
+		{"/v1/data/summary", true},   // a document
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d", tc.path, rec.Code)
+		}
+		_, cached := s.cache.GetIfPresent(strings.TrimPrefix(tc.path, "/"))
+		if cached != tc.cached {
+			t.Errorf("%s: cached %v, want %v", tc.path, cached, tc.cached)
+		}
+		etag := rec.Header().Get("ETag")
+		if content := len(etag) == 34 && !strings.Contains(etag, "-"); content != tc.cached {
+			t.Errorf("%s: ETag %s; want one from the content: %v", tc.path, etag, tc.cached)
+		}
+	}
+}
+
+// TestNoChangeLost races readers that keep the document cached against a
+// writer that renames new versions into place, as the exporter does, and
+// checks that every version is served soon after it is written: a change
+// reported while a reader was reading the old file must not leave the old
+// version cached for good. Every answer must be a whole version whose
+// encodings agree.
+func TestNoChangeLost(t *testing.T) {
+	fc := fsCases(t, newTestTree())[0]
+	s, err := New(fc.fsys, fc.root, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	version := func(i int) []byte { return []byte(fmt.Sprintf(`{"status":"ready","version":%d}`, i)) }
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	var bad atomic.Value
+	for _, accept := range []string{"br", "gzip", ""} {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest("GET", "/v1/data/status", nil)
+				req.Header.Set("Accept-Encoding", accept)
+				s.ServeHTTP(rec, req)
+				body := decompress(t, rec.Header().Get("Content-Encoding"), rec.Body.Bytes())
+				if !bytes.HasPrefix(body, []byte(`{"status":"ready"`)) || !bytes.HasSuffix(body, []byte("}")) {
+					bad.Store(fmt.Sprintf("Accept-Encoding %q: served %q", accept, body))
+				}
+			}
+		})
+	}
+	for i := range 60 {
+		v := version(i)
+		// Siblings first, the identity last: until it lands, the new
+		// siblings do not match and are not served.
+		for _, enc := range []site.Encoding{site.Brotli, site.Gzip} {
+			writeAtomic(t, fc.root, "v1/data/status"+enc.Ext, compress(t, enc, v))
+		}
+		writeAtomic(t, fc.root, "v1/data/status", v)
+		waitFor(t, fmt.Sprintf("version %d", i), func() bool {
+			for _, accept := range []string{"br", "gzip", ""} {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest("GET", "/v1/data/status", nil)
+				req.Header.Set("Accept-Encoding", accept)
+				s.ServeHTTP(rec, req)
+				if !bytes.Equal(decompress(t, rec.Header().Get("Content-Encoding"), rec.Body.Bytes()), v) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	close(stop)
+	readers.Wait()
+	if msg := bad.Load(); msg != nil {
+		t.Fatal(msg)
+	}
+}
