@@ -179,7 +179,7 @@ func (s *Server) checkOwner(ctx context.Context, owner, password string) (bool, 
 		return false, err
 	}
 	if unknown || owner == "" {
-		hash = dummyHash
+		hash = dummyHash()
 	}
 	ok, err := CheckPassword(hash, password)
 	if err != nil {

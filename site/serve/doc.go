@@ -6,6 +6,8 @@
 // (the .br, .zst or .gz sibling of a document, or the identity file), and
 // sets Content-Type, Content-Encoding, Vary, a strong ETag per
 // representation, Cache-Control and X-Content-Type-Options as package site
-// says. Documents come from an in-memory snapshot of the tree that is
-// rebuilt when the tree changes; large media files stream from disk.
+// says. Nothing is read at start; documents and small files are cached, up
+// to a byte budget, as they are asked for, larger media stream from disk,
+// and a watcher drops from the cache what a change of the tree touched.
+// See docs/serving.md.
 package serve
