@@ -3,28 +3,25 @@ package exporter
 import (
 	"fmt"
 
-	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/viewpage"
 )
 
-// renderPages renders the branded, unbranded and embedded pages of view v,
-// whose status is status, for the top-level id (the view id, or the alias
-// of the default view): the same pages, stored under each id's paths, all
-// naming the view's own URLs (see docs/pages.md). Pages are built from the
-// view's public documents, so what a view hides is absent from them too.
-func (r *renderer) renderPages(v *bundle.View, status string, ids []string) ([]outFile, error) {
-	d := viewpage.Docs{Status: status}
-	if status == site.StatusReady {
-		if !v.Hides(bundle.HideMeasurements) {
-			d.Summary = publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
-		}
-		// The autofill object gives the pages the media URLs and sizes,
-		// even when the autofill document itself is hidden; the pages
-		// leave out what the view hides.
-		if af, _ := r.autofill(v); len(af.Value) == 1 {
-			d.Autofill = &af.Value[0]
-		}
+// renderPages renders the branded, unbranded and embedded pages of the
+// built view b for the top-level ids (the view id, and the alias of the
+// default view): the same pages, stored under each id's paths, all naming
+// the view's own URLs (see docs/pages.md). Pages are built from the
+// summary and autofill the view's documents were rendered from, so what a
+// view hides is absent from them too.
+func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
+	v, status := b.v, b.status
+	// The summary is nil unless the view is ready and shows its
+	// measurements. The autofill object gives the pages the media URLs and
+	// sizes, even when the autofill document itself is hidden; the pages
+	// leave out what the view hides.
+	d := viewpage.Docs{Status: status, Summary: b.summary}
+	if len(b.autofill.Value) == 1 {
+		d.Autofill = &b.autofill.Value[0]
 	}
 	prop := r.g.Property
 	in := viewpage.FromDocs(d, viewpage.Extra{

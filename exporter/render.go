@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"path"
@@ -141,10 +142,27 @@ type mediaCopy struct {
 }
 
 // viewDocs is what one view publishes: documents by file name
-// (site.StatusFile...) and media copies into its doc folder.
+// (site.StatusFile...) and media copies into its doc folder, with the
+// built view they were rendered from, which its pages reuse.
 type viewDocs struct {
 	Docs  map[string][]byte
 	Media []mediaCopy
+	built builtView
+}
+
+// builtView is what the documents and pages of one view are rendered
+// from, built once per view.
+type builtView struct {
+	v      *bundle.View
+	status string
+	// summary is the view's public summary: nil unless the view is ready
+	// and shows its measurements.
+	summary *site.Summary
+	// autofill is the autofill document of a ready view, built even when
+	// the document itself is hidden (the pages take their media from it),
+	// and floorPages the JPEG floor pages it links to.
+	autofill   site.AutofillDoc
+	floorPages []mediaCopy
 }
 
 // renderer renders the documents of one guide.
@@ -155,6 +173,20 @@ type renderer struct {
 	now        time.Time
 }
 
+// buildView builds the summary and autofill of view v, when its status
+// at r.now calls for them.
+func (r *renderer) buildView(v *bundle.View) builtView {
+	b := builtView{v: v, status: ViewStatus(r.g, v, r.now)}
+	if b.status != site.StatusReady {
+		return b
+	}
+	if !v.Hides(bundle.HideMeasurements) {
+		b.summary = publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
+	}
+	b.autofill, b.floorPages = r.autofill(v)
+	return b
+}
+
 // renderView returns the documents and media of view v, published under
 // the folder id (v.ViewID, or the guide's alias for the default view).
 // Documents always link to v.ViewID, so the alias copies are identical. A
@@ -162,9 +194,8 @@ type renderer struct {
 // {"status": X}, and no other document or media (see
 // docs/documents.md#statuses).
 func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
-	status := ViewStatus(r.g, v, r.now)
-	out := viewDocs{Docs: map[string][]byte{}}
-	ready := status == site.StatusReady
+	out := viewDocs{Docs: map[string][]byte{}, built: r.buildView(v)}
+	ready := out.built.status == site.StatusReady
 	for _, d := range site.ViewDocuments {
 		if ready && v.Hides(d.HiddenBy) {
 			continue
@@ -173,7 +204,7 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 		if !ok {
 			return out, fmt.Errorf("no renderer for view document %s", d.File)
 		}
-		data, media, err := render(r, v, status)
+		data, media, err := render(&out.built)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", d.File, err)
 		}
@@ -190,10 +221,9 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 	return out, nil
 }
 
-// viewRenderer renders one view document of view v, whose status is
-// status, and lists the media files it links to; nil data leaves the
-// document out.
-type viewRenderer func(r *renderer, v *bundle.View, status string) (data []byte, media []mediaCopy, err error)
+// viewRenderer renders one view document of the built view b and lists
+// the media files it links to; nil data leaves the document out.
+type viewRenderer func(b *builtView) (data []byte, media []mediaCopy, err error)
 
 // viewRenderers renders each of site.ViewDocuments, by file.
 var viewRenderers = map[string]viewRenderer{
@@ -202,32 +232,33 @@ var viewRenderers = map[string]viewRenderer{
 	site.AutofillFile: renderAutofill,
 }
 
-func renderStatus(_ *renderer, _ *bundle.View, status string) ([]byte, []mediaCopy, error) {
-	data, err := marshalJSON(site.StatusDoc{Status: status})
+func renderStatus(b *builtView) ([]byte, []mediaCopy, error) {
+	data, err := marshalJSON(site.StatusDoc{Status: b.status})
 	return data, nil, err
 }
 
 // renderSummary renders the summary: the status alone for a view that is
 // not ready, else with the measurements (room dimensions emptied when the
 // view hides them).
-func renderSummary(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
-	if status != site.StatusReady {
-		return renderStatus(r, v, status)
+func renderSummary(b *builtView) ([]byte, []mediaCopy, error) {
+	if b.status != site.StatusReady {
+		return renderStatus(b)
 	}
-	sum := publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
-	data, err := marshalJSON(site.SummaryDoc{Status: status, Summary: sum})
+	if b.summary == nil {
+		return nil, nil, errors.New("no summary: the view hides its measurements")
+	}
+	data, err := marshalJSON(site.SummaryDoc{Status: b.status, Summary: b.summary})
 	return data, nil, err
 }
 
 // renderAutofill renders the autofill document of a ready view, with the
 // JPEG floor pages it links to; a view that is not ready has none.
-func renderAutofill(r *renderer, v *bundle.View, status string) ([]byte, []mediaCopy, error) {
-	if status != site.StatusReady {
+func renderAutofill(b *builtView) ([]byte, []mediaCopy, error) {
+	if b.status != site.StatusReady {
 		return nil, nil, nil
 	}
-	af, floorPages := r.autofill(v)
-	data, err := marshalJSON(af)
-	return data, floorPages, err
+	data, err := marshalJSON(b.autofill)
+	return data, b.floorPages, err
 }
 
 // publicMedia lists the public media files view v may show: per language

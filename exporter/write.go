@@ -75,7 +75,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			addView(g.Alias, vd, false)
 			ids = append(ids, g.Alias)
 		}
-		pages, err := r.renderPages(v, ViewStatus(g, v, now), ids)
+		pages, err := r.renderPages(&vd.built, ids)
 		if err != nil {
 			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
 		}
