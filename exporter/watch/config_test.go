@@ -37,7 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		{"zero debounce", func(c *Config) { c.Debounce = 0 }, "Debounce"},
 		{"negative debounce", func(c *Config) { c.Debounce = -time.Second }, "Debounce"},
 		{"zero max wait", func(c *Config) { c.MaxWait = 0 }, "MaxWait"},
-		{"max wait below debounce", func(c *Config) { c.Debounce, c.MaxWait = time.Second, time.Second - 1 }, "MaxWait"},
+		{"max wait below debounce", func(c *Config) { c.Debounce, c.MaxWait = time.Second, time.Second-1 }, "MaxWait"},
 		{"negative poll", func(c *Config) { c.Poll = -time.Second }, "Poll"},
 		{"zero fallback poll", func(c *Config) { c.FallbackPoll = 0 }, "FallbackPoll"},
 		{"negative fallback poll", func(c *Config) { c.FallbackPoll = -time.Second }, "FallbackPoll"},
