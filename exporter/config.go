@@ -87,8 +87,8 @@ func DefaultConfig() Config {
 // Validate returns one *config.FieldError per field that cannot work
 // (joined), or nil: the three file systems, the four URLs, the source
 // name and the clock are required, every encoding must be one of
-// site.Encodings, Jobs must be at least 1 and a shard must be in
-// [0, Shards).
+// site.Encodings, Jobs must be at least 1, Shards must not be negative
+// and Shard must be in [0, max(Shards, 1)).
 func (c Config) Validate() error {
 	var p config.Problems
 	p.Add(c.Src != nil, "Src", "is required")
