@@ -20,7 +20,6 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
-	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // Corpus shape of the benchmark: realistic guides of 3 floors, about 40
@@ -206,7 +205,7 @@ func BenchmarkExport(b *testing.B) {
 		b.StopTimer()
 		out := filepath.Join(root, fmt.Sprintf("out-%d", iter))
 		priv := filepath.Join(root, fmt.Sprintf("private-%d", iter))
-		cfg := Config{Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv, Clock: clocktest.NowFunc(func() time.Time { return testNow })}
+		cfg := testConfig(osfs, src, out, priv) // one compression job per CPU
 		e, err := New(cfg)
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -17,7 +16,6 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
-	"github.com/guidepub/guidepub/site/clock"
 )
 
 // Default URL settings: everything on one local host, as "guidepub dev"
@@ -73,31 +71,16 @@ type Exporter struct {
 	interrupted interruptState // see repair.go
 }
 
-// New returns an Exporter for cfg, reading the manifest of earlier exports
-// from the private tree. It returns an error when a required file system
-// is missing, an encoding is unknown, or the manifest cannot be read or
-// decoded.
+// New returns an Exporter for cfg, used as given (start from
+// DefaultConfig), reading the manifest of earlier exports from the private
+// tree. It returns an error when cfg.Validate refuses cfg or the manifest
+// cannot be read or decoded.
 func New(cfg Config) (*Exporter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
-	def := func(s *string, v string) {
-		if *s == "" {
-			*s = v
-		}
-	}
-	def(&cfg.ViewURL, DefaultViewURL)
-	def(&cfg.UnbrandedURL, DefaultUnbrandedURL)
-	def(&cfg.EmbedURL, DefaultEmbedURL)
-	def(&cfg.BaseURL, DefaultBaseURL)
-	def(&cfg.SourceName, DefaultSourceName)
-	if cfg.Encodings == nil {
-		cfg.Encodings = site.Encodings
-	}
-	if cfg.Jobs <= 0 {
-		cfg.Jobs = runtime.NumCPU()
-	}
-	cfg.Clock = clock.Or(cfg.Clock)
+	// Zero means zero: the defaults are DefaultConfig's. Only a nil Logger
+	// is given its documented meaning.
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

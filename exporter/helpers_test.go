@@ -65,12 +65,19 @@ func newEnv(t *testing.T, kind fsKind) *env {
 	fsys, root := kind.make(t)
 	ev := &env{t: t, src: fsys, srcDir: filepath.Join(root, "src"), out: fsys, outDir: filepath.Join(root, "out"), privDir: filepath.Join(root, "private"), now: testNow}
 	copyFixtures(t, fsys, ev.srcDir)
-	ev.cfg = Config{
-		Src: fsys, SrcDir: ev.srcDir, Out: fsys, OutDir: ev.outDir, Private: fsys, PrivateDir: ev.privDir,
-		ViewURL: testURLs.view, UnbrandedURL: testURLs.unbranded, EmbedURL: testURLs.embed, BaseURL: testURLs.base,
-		Jobs: 2, Clock: clocktest.NowFunc(func() time.Time { return ev.now }),
-	}
+	ev.cfg = testConfig(fsys, ev.srcDir, ev.outDir, ev.privDir)
+	ev.cfg.ViewURL, ev.cfg.UnbrandedURL, ev.cfg.EmbedURL, ev.cfg.BaseURL = testURLs.view, testURLs.unbranded, testURLs.embed, testURLs.base
+	ev.cfg.Jobs, ev.cfg.Clock = 2, clocktest.NowFunc(func() time.Time { return ev.now })
 	return ev
+}
+
+// testConfig is DefaultConfig with the source, public and private trees
+// in folders of fsys and the clock fixed at testNow.
+func testConfig(fsys afero.Fs, srcDir, outDir, privDir string) Config {
+	cfg := DefaultConfig()
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = fsys, srcDir, fsys, outDir, fsys, privDir
+	cfg.Clock = clocktest.NowFunc(func() time.Time { return testNow })
+	return cfg
 }
 
 // copyFixtures copies the embedded fixture bundles to dir of fsys.

@@ -11,12 +11,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
 // osEnv is an environment on the operating system's file system.
@@ -179,7 +177,7 @@ func newBenchEnv(b *testing.B) *env {
 	osfs := afero.NewOsFs()
 	ev.src, ev.out = osfs, osfs
 	copyFixtures(b, osfs, ev.srcDir)
-	ev.cfg = Config{Src: osfs, SrcDir: ev.srcDir, Out: osfs, OutDir: ev.outDir, Private: osfs, PrivateDir: ev.privDir,
-		Jobs: 2, Clock: clocktest.NowFunc(func() time.Time { return testNow })}
+	ev.cfg = testConfig(osfs, ev.srcDir, ev.outDir, ev.privDir)
+	ev.cfg.Jobs = 2
 	return ev
 }

@@ -13,7 +13,9 @@ import (
 // *bundle.Error for each rejected bundle; the error is non-nil only when
 // dir cannot be listed.
 func Validate(fsys afero.Fs, dir string, limits bundle.Limits) ([]GuideResult, error) {
-	e, err := New(Config{Src: fsys, SrcDir: dir, Out: afero.NewMemMapFs(), Private: afero.NewMemMapFs(), Limits: limits})
+	cfg := DefaultConfig()
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.Private, cfg.Limits = fsys, dir, afero.NewMemMapFs(), afero.NewMemMapFs(), limits
+	e, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -118,9 +118,6 @@ func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 	if err != nil {
 		return exporter.Config{}, usagef("--encodings: %v", err)
 	}
-	if c.Int("jobs") < 1 {
-		return exporter.Config{}, usagef("--jobs must be at least 1")
-	}
 	src, out, priv := c.String("src"), c.String("out"), c.String("private")
 	for _, f := range []string{"src", "out", "private"} {
 		if c.String(f) == "" {

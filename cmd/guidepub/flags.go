@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -92,7 +91,7 @@ func exportFlags() []cli.Flag {
 	return flags(srcFlag(), treeFlags(), []cli.Flag{
 		stringFlag("encodings", encodingNames(def.Encodings),
 			"compressed siblings written beside each document: a comma-separated subset of br,zstd,gzip, or \"none\""),
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), EnvVars: envVars("jobs"),
+		&cli.IntFlag{Name: "jobs", Value: def.Jobs, EnvVars: envVars("jobs"),
 			Usage: "documents compressed at once (twice as many guides are read and written meanwhile)"},
 		stringFlag("source-name", def.SourceName, "value of the autofill ...Source fields"),
 	}, urlFlags(def), limitFlags())

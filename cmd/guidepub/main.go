@@ -99,4 +99,6 @@ var fieldFlags = map[string]string{
 	"SigningKeys": "--signing-key", "Jobs": "--jobs", "MaxDeletes": "--max-deletes",
 	"CacheBytes": "--cache-bytes", "SmallFileLimit": "--small-file-limit", "Debounce": "--debounce", "Poll": "--poll",
 	"Encodings": "--encodings", "Encoding": "--encoding", "Shard": "--shard",
+	"ViewURL": "--view-url", "UnbrandedURL": "--unbranded-url", "EmbedURL": "--embed-url",
+	"BaseURL": "--base-url", "SourceName": "--source-name",
 }

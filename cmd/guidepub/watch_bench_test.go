@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site/serve"
 )
@@ -201,7 +202,8 @@ func BenchmarkUploadLatency(b *testing.B) {
 	stopped := make(chan error, 1)
 	go func() {
 		stopped <- watchAndExport(ctx, watchSetup{
-			Exporter: exporter.Config{Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv},
+			Exporter: exporterConfig(src, out, priv),
+			Debounce: watch.DefaultDebounce,
 			Events:   parts.Events,
 			Logger:   logger,
 			Stdout:   io.Discard,

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
@@ -36,10 +37,18 @@ func newWatchTrees(t *testing.T, folder, hookURL string) watchTrees {
 	return tr
 }
 
+// exporterConfig is exporter.DefaultConfig over the trees, on the
+// operating system's file system.
+func exporterConfig(src, out, priv string) exporter.Config {
+	osfs := afero.NewOsFs()
+	cfg := exporter.DefaultConfig()
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
+	return cfg
+}
+
 func (tr watchTrees) exporter(t *testing.T) *exporter.Exporter {
 	t.Helper()
-	osfs := afero.NewOsFs()
-	ex, err := exporter.New(exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv})
+	ex, err := exporter.New(exporterConfig(tr.src, tr.out, tr.priv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,17 +233,29 @@ func TestWatchCommandUsage(t *testing.T) {
 	}
 }
 
+// TestWatchZeroDebounce checks that --debounce 0 is refused, naming the
+// flag, rather than read as the default.
+func TestWatchZeroDebounce(t *testing.T) {
+	tr := newWatchTrees(t, "rue-saint-denis", "https://hooks.example.com/ready")
+	code, _, stderr := runCLI(t, "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv, "--debounce", "0")
+	if code != exitUsage || !strings.Contains(stderr, "--debounce: must be positive") {
+		t.Errorf("exit %d, stderr %q; want %d and the --debounce problem", code, stderr, exitUsage)
+	}
+}
+
 func TestWatchExpiry(t *testing.T) {
 	const folder = "rue-saint-denis"
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
 	clock := clocktest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
-	osfs := afero.NewOsFs()
+	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
+	ecfg.Clock = clock
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- watchAndExport(ctx, watchSetup{
-			Exporter: exporter.Config{Src: osfs, SrcDir: tr.src, Out: osfs, OutDir: tr.out, Private: osfs, PrivateDir: tr.priv, Clock: clock},
+			Exporter: ecfg,
+			Debounce: watch.DefaultDebounce,
 			Clock:    clock,
 			Logger:   slog.New(slog.DiscardHandler),
 			Stdout:   io.Discard,

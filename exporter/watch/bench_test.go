@@ -39,7 +39,7 @@ func BenchmarkWatcherMemory(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var heap float64
 			for range b.N {
-				cfg := Config{Dir: root, Handler: nopHandler{}, Logger: slog.New(slog.DiscardHandler)}
+				cfg := testConfig(root, nopHandler{}, slog.New(slog.DiscardHandler))
 				if mode == ModePoll {
 					cfg.Poll = time.Hour
 				}

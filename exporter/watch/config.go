@@ -11,7 +11,9 @@ import (
 	"github.com/guidepub/guidepub/site/config"
 )
 
-// Config is what New needs. Dir and Handler are required.
+// Config is what New needs. Zero means zero: New uses every field as
+// given and refuses what Validate refuses, so a caller starts from
+// DefaultConfig and sets Dir and Handler, which are required.
 type Config struct {
 	// Dir is the source folder; each of its sub-folders is a bundle. It is
 	// a folder of the operating system's file system (events and polling
@@ -19,20 +21,27 @@ type Config struct {
 	Dir     string
 	Handler Handler
 	// Debounce is the quiet period after the last change of a bundle before
-	// it is exported (default DefaultDebounce). MaxWait bounds the wait
-	// after the first change of a burst (default DefaultMaxWait, and at
-	// least Debounce).
+	// it is exported, and how far a re-export due in the past is moved
+	// ahead; it must be positive (zero would export half-written uploads
+	// and could spin). MaxWait bounds the wait after the first change of a
+	// burst and must be at least Debounce. DefaultConfig sets
+	// DefaultDebounce and DefaultMaxWait.
 	Debounce, MaxWait time.Duration
 	// Poll, when positive, scans Dir at this interval instead of using file
-	// system events.
+	// system events; zero means file system events.
 	Poll time.Duration
 	// FallbackPoll is the polling interval used when file system events
-	// cannot be had (default DefaultPoll).
+	// cannot be had; it must be positive. DefaultConfig sets DefaultPoll.
 	FallbackPoll time.Duration
-	// Jobs is how many handler calls may run at once (default GOMAXPROCS).
-	Jobs   int
-	Clock  clock.Clock  // default clock.System()
-	Logger *slog.Logger // default slog.Default()
+	// Jobs is how many handler calls may run at once, at least 1;
+	// DefaultConfig sets GOMAXPROCS.
+	Jobs int
+	// Clock tells the debounce, polling and expiry times (required);
+	// DefaultConfig sets clock.System().
+	Clock clock.Clock
+	// Logger receives the warnings and errors of the Watcher; nil discards
+	// them. DefaultConfig sets slog.Default().
+	Logger *slog.Logger
 
 	// newEvents replaces fsnotify.NewWatcher in tests.
 	newEvents func() (*fsnotify.Watcher, error)
@@ -40,25 +49,28 @@ type Config struct {
 
 // DefaultConfig returns the settings "guidepub watch" starts from: file
 // system events (Poll 0), DefaultDebounce, DefaultMaxWait, DefaultPoll as
-// the fallback, GOMAXPROCS jobs and the system clock. Dir and Handler are
-// left to the caller.
+// the fallback, GOMAXPROCS jobs, the system clock and slog.Default(). Dir
+// and Handler are left to the caller.
 func DefaultConfig() Config {
 	return Config{
 		Debounce: DefaultDebounce, MaxWait: DefaultMaxWait, FallbackPoll: DefaultPoll,
-		Jobs: runtime.GOMAXPROCS(0), Clock: clock.System(),
+		Jobs: runtime.GOMAXPROCS(0), Clock: clock.System(), Logger: slog.Default(),
 	}
 }
 
 // Validate returns one *config.FieldError per field that cannot work
-// (joined), or nil. Poll 0 means file system events.
+// (joined), or nil: Dir, Handler and Clock are required, Debounce and
+// FallbackPoll must be positive, MaxWait at least Debounce, Poll not
+// negative (0 means file system events) and Jobs at least 1.
 func (c Config) Validate() error {
 	var p config.Problems
 	p.Add(c.Dir != "", "Dir", "is required")
 	p.Add(c.Handler != nil, "Handler", "is required")
-	p.Add(c.Debounce >= 0, "Debounce", "must not be negative, got %s", c.Debounce)
-	p.Add(c.MaxWait >= 0, "MaxWait", "must not be negative, got %s", c.MaxWait)
+	p.Add(c.Debounce > 0, "Debounce", "must be positive, got %s", c.Debounce)
+	p.Add(c.MaxWait >= c.Debounce, "MaxWait", "must be at least Debounce (%s), got %s", c.Debounce, c.MaxWait)
 	p.Add(c.Poll >= 0, "Poll", "must not be negative, got %s", c.Poll)
-	p.Add(c.FallbackPoll >= 0, "FallbackPoll", "must not be negative, got %s", c.FallbackPoll)
-	p.Add(c.Jobs >= 0, "Jobs", "must not be negative, got %d", c.Jobs)
+	p.Add(c.FallbackPoll > 0, "FallbackPoll", "must be positive, got %s", c.FallbackPoll)
+	p.Add(c.Jobs >= 1, "Jobs", "must be at least 1, got %d", c.Jobs)
+	p.Add(c.Clock != nil, "Clock", "is required")
 	return p.Err()
 }

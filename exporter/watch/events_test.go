@@ -16,7 +16,9 @@ import (
 func newEventsWatcher(t *testing.T, root string, h Handler) (*Watcher, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
-	w, err := New(Config{Dir: root, Handler: h, Jobs: 1, Clock: clock, Logger: (&syncedLog{}).logger()})
+	cfg := testConfig(root, h, (&syncedLog{}).logger())
+	cfg.Jobs, cfg.Clock = 1, clock
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,9 @@ func TestPollingFindsChanges(t *testing.T) {
 	writeFile(t, root, "a/guide.json", `{"a":1}`)
 	writeFile(t, root, "b/guide.json", `{"b":1}`)
 	rec := newRecorder()
-	w, err := New(Config{Dir: root, Handler: rec, Poll: 10 * time.Millisecond, Debounce: time.Millisecond, Jobs: 1, Logger: (&syncedLog{}).logger()})
+	cfg := testConfig(root, rec, (&syncedLog{}).logger())
+	cfg.Poll, cfg.Debounce, cfg.Jobs = 10*time.Millisecond, time.Millisecond, 1
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +154,10 @@ func TestFallbackToPolling(t *testing.T) {
 		writeFile(t, root, "a/guide.json", `{}`)
 		rec := newRecorder()
 		log := &syncedLog{}
-		w, err := New(Config{
-			Dir: root, Handler: rec, FallbackPoll: 10 * time.Millisecond, Debounce: time.Millisecond,
-			Logger:    log.logger(),
-			newEvents: func() (*fsnotify.Watcher, error) { return nil, errors.New("too many open files") },
-		})
+		cfg := testConfig(root, rec, log.logger())
+		cfg.FallbackPoll, cfg.Debounce = 10*time.Millisecond, time.Millisecond
+		cfg.newEvents = func() (*fsnotify.Watcher, error) { return nil, errors.New("too many open files") }
+		w, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +176,9 @@ func TestFallbackToPolling(t *testing.T) {
 		writeFile(t, root, "a/guide.json", `{}`)
 		rec := newRecorder()
 		log := &syncedLog{}
-		w, err := New(Config{Dir: root, Handler: rec, FallbackPoll: 10 * time.Millisecond, Debounce: time.Millisecond, Logger: log.logger()})
+		cfg := testConfig(root, rec, log.logger())
+		cfg.FallbackPoll, cfg.Debounce = 10*time.Millisecond, time.Millisecond
+		w, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,11 +72,16 @@ func TestRenameWithExporter(t *testing.T) {
 	}
 	osfs := afero.NewOsFs()
 	logger := slog.New(slog.DiscardHandler)
-	ex, err := exporter.New(exporter.Config{Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv, Logger: logger})
+	ecfg := exporter.DefaultConfig()
+	ecfg.Src, ecfg.SrcDir, ecfg.Out, ecfg.OutDir, ecfg.Private, ecfg.PrivateDir = osfs, src, osfs, out, osfs, priv
+	ecfg.Logger = logger
+	ex, err := exporter.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := watch.New(watch.Config{Dir: src, Handler: exportHandler{ex}, Debounce: 20 * time.Millisecond, Logger: logger})
+	wcfg := watch.DefaultConfig()
+	wcfg.Dir, wcfg.Handler, wcfg.Debounce, wcfg.Logger = src, exportHandler{ex}, 20*time.Millisecond, logger
+	w, err := watch.New(wcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,13 @@ type fakeClock = clocktest.Clock
 
 func newFakeClock() *fakeClock { return clocktest.NewClock(epoch) }
 
+// testConfig is DefaultConfig watching dir for h and logging to log.
+func testConfig(dir string, h Handler, log *slog.Logger) Config {
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Handler, cfg.Logger = dir, h, log
+	return cfg
+}
+
 // call is one handler call seen by a recorder.
 type call struct {
 	method string // "changed" or "removed"

@@ -119,8 +119,9 @@ func fullExport(t *testing.T, root string) map[string]published {
 // and a short debounce; poll > 0 polls instead of using events.
 func newRealtime(t *testing.T, root string, h Handler, poll time.Duration) *Watcher {
 	t.Helper()
-	w, err := New(Config{Dir: root, Handler: h, Debounce: 20 * time.Millisecond, MaxWait: 200 * time.Millisecond,
-		Poll: poll, Jobs: 2, Logger: (&syncedLog{}).logger()})
+	cfg := testConfig(root, h, (&syncedLog{}).logger())
+	cfg.Debounce, cfg.MaxWait, cfg.Poll, cfg.Jobs = 20*time.Millisecond, 200*time.Millisecond, poll, 2
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -102,31 +101,16 @@ type result struct {
 // returns are seen by Run, even if Run starts later (the caller typically
 // exports everything in between). It tries file system events first and
 // falls back to polling, with one warning, when they cannot be set up. It
-// returns an error when Dir cannot be read or cfg is incomplete.
+// uses cfg as given (start from DefaultConfig) and returns an error when
+// cfg.Validate refuses cfg or Dir cannot be read.
 func New(cfg Config) (*Watcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	if cfg.Debounce <= 0 {
-		cfg.Debounce = DefaultDebounce
-	}
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = DefaultMaxWait
-	}
-	if cfg.MaxWait < cfg.Debounce {
-		cfg.MaxWait = cfg.Debounce
-	}
-	if cfg.FallbackPoll <= 0 {
-		cfg.FallbackPoll = DefaultPoll
-	}
-	if cfg.Jobs <= 0 {
-		cfg.Jobs = runtime.GOMAXPROCS(0)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System()
-	}
+	// Zero means zero: the defaults are DefaultConfig's. Only a nil Logger
+	// is given its documented meaning.
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	root, err := filepath.Abs(cfg.Dir)
 	if err != nil {

@@ -65,7 +65,9 @@ func newClocked(t *testing.T, root string, h Handler, log *syncedLog) (*Watcher,
 	if log == nil {
 		log = &syncedLog{}
 	}
-	w, err := New(Config{Dir: root, Handler: h, Poll: time.Hour, Jobs: 1, Clock: clock, Logger: log.logger()})
+	cfg := testConfig(root, h, log.logger())
+	cfg.Poll, cfg.Jobs, cfg.Clock = time.Hour, 1, clock
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,9 @@ func TestWatcherExpiry(t *testing.T) {
 	rec := newRecorder()
 	rec.set("a", epoch.Add(time.Hour), nil)
 	clock := newFakeClock()
-	w, err := New(Config{Dir: root, Handler: rec, Poll: 24 * time.Hour, Jobs: 1, Clock: clock, Logger: (&syncedLog{}).logger()})
+	cfg := testConfig(root, rec, (&syncedLog{}).logger())
+	cfg.Poll, cfg.Jobs, cfg.Clock = 24*time.Hour, 1, clock
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +263,7 @@ func (panicky) Removed(context.Context, string) error              { panic("boom
 
 func TestCloseWithoutRun(t *testing.T) {
 	root := t.TempDir()
-	w, err := New(Config{Dir: root, Handler: newRecorder(), Logger: (&syncedLog{}).logger()})
+	w, err := New(testConfig(root, newRecorder(), (&syncedLog{}).logger()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -402,11 +402,11 @@ func specAgainstServers(t *testing.T, dsn string) {
 
 	// Export the fixtures at a fixed time.
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	exp, err := exporter.New(exporter.Config{
-		Src: afero.FromIOFS{FS: fixtures.Bundles}, SrcDir: "bundles",
-		Out: afero.NewOsFs(), OutDir: outDir, Private: afero.NewOsFs(), PrivateDir: privDir,
-		Clock: clocktest.NewClock(now), Logger: logger, Jobs: 2,
-	})
+	ecfg := exporter.DefaultConfig()
+	ecfg.Src, ecfg.SrcDir = afero.FromIOFS{FS: fixtures.Bundles}, "bundles"
+	ecfg.Out, ecfg.OutDir, ecfg.Private, ecfg.PrivateDir = afero.NewOsFs(), outDir, afero.NewOsFs(), privDir
+	ecfg.Clock, ecfg.Logger, ecfg.Jobs = clocktest.NewClock(now), logger, 2
+	exp, err := exporter.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,10 @@ func exportFixtures(t testing.TB) string {
 	dir := t.TempDir()
 	out, priv := filepath.Join(dir, "public"), filepath.Join(dir, "private")
 	osfs := afero.NewOsFs()
-	e, err := exporter.New(exporter.Config{
-		Src: osfs, SrcDir: src, Out: osfs, OutDir: out, Private: osfs, PrivateDir: priv,
-		Clock: clocktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-	})
+	cfg := exporter.DefaultConfig()
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
+	cfg.Clock = clocktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, err := exporter.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
