@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -88,18 +88,8 @@ func (e *env) runDev(c *cli.Context) error {
 		return usagef("--work-dir: %v", err)
 	}
 	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
-	// The sidecar's settings are read and validated before anything
-	// listens, exactly as "sidecar" does.
-	side := defaultSidecarConfig()
-	if err := readDeliveryFlags(c, &side); err != nil {
-		return err
-	}
-	side.AllowPrivateTargets = true // the samples' webhooks point at this process
-	side.Private, side.Logger, side.Clock = priv, logger, e.clock
-	if side.InstanceID == "" {
-		side.InstanceID = defaultInstanceID(c.String("addr"))
-	}
-	if err := side.validate(); err != nil {
+	side, err := e.devSidecarConfig(c, priv, logger)
+	if err != nil {
 		return err
 	}
 	for _, d := range []string{work, out, priv} {
@@ -126,22 +116,8 @@ func (e *env) runDev(c *cli.Context) error {
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 		return usagef("--src %s is not a folder", src)
 	}
-	urlOr := func(flag, def string) string {
-		if v := c.String(flag); v != "" {
-			return v
-		}
-		return def
-	}
-	osfs := afero.NewOsFs()
-	cfg := exporter.DefaultConfig()
-	if cfg.Limits, err = readLimits(c); err != nil {
-		return err
-	}
-	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
-	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base+"/"+site.UnbrandedDir)
-	cfg.EmbedURL, cfg.BaseURL = urlOr("embed-url", base+"/embed"), urlOr("base-url", base)
-	cfg.Clock = e.clock
-	if err := validConfig(cfg.Validate()); err != nil {
+	cfg, err := e.devExporterConfig(c, base, src, out, priv)
+	if err != nil {
 		return err
 	}
 
@@ -150,22 +126,11 @@ func (e *env) runDev(c *cli.Context) error {
 		side.Store = filepath.Join(work, devStoreFile)
 	}
 	side.ViewURL, side.BaseURL = cfg.ViewURL, cfg.BaseURL
-	parts, err := openSidecar(c.Context, side)
+	parts, static, err := startDevParts(c.Context, side, out, logger)
 	if err != nil {
-		return err
-	}
-	scfg := serve.DefaultConfig()
-	scfg.Logger, scfg.NoWatch = logger, true // the watcher reloads it
-	static, err := serve.New(osfs, out, scfg)
-	if err != nil {
-		parts.Close(context.Background())
 		return err
 	}
 	defer static.Close()
-	if err := parts.Start(context.WithoutCancel(c.Context)); err != nil {
-		parts.Close(context.Background())
-		return fmt.Errorf("start delivery queue: %w", err)
-	}
 
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
@@ -189,23 +154,7 @@ func (e *env) runDev(c *cli.Context) error {
 		Logger:   logger,
 		Stdout:   stdout,
 		Stderr:   e.stderr,
-		Exported: func(ids []string) {
-			var err error
-			if ids == nil {
-				err = static.Reload()
-			} else {
-				// A view's unbranded and embedded pages live in u/<id> and
-				// embed/<id> (see docs/pages.md).
-				dirs := slices.Clone(ids)
-				for _, id := range ids {
-					dirs = append(dirs, site.UnbrandedDir+"/"+id, site.EmbedDir+"/"+id)
-				}
-				err = static.ReloadDirs(dirs...)
-			}
-			if err != nil {
-				logger.Error("reload the exported tree", "error", err.Error())
-			}
-		},
+		Exported: func(ids []string) { reloadExported(static, ids, logger) },
 		Started: func(rep *exporter.Report) {
 			if err := printDevGuide(ctx, stdout, devGuide{
 				base: base, src: src, work: work, store: parts.Store, priv: priv, report: rep,
@@ -218,6 +167,85 @@ func (e *env) runDev(c *cli.Context) error {
 	})
 	stop()
 	return errors.Join(werr, <-served)
+}
+
+// startDevParts opens the sidecar on side and the static server on the
+// public tree out (not watching it: dev reloads it after each export), and
+// starts the delivery queue. The caller closes both.
+func startDevParts(ctx context.Context, side sidecarConfig, out string, logger *slog.Logger) (*sidecarParts, *serve.Server, error) {
+	parts, err := openSidecar(ctx, side)
+	if err != nil {
+		return nil, nil, err
+	}
+	scfg := serve.DefaultConfig()
+	scfg.Logger, scfg.NoWatch = logger, true
+	static, err := serve.New(afero.NewOsFs(), out, scfg)
+	if err != nil {
+		parts.Close(context.Background())
+		return nil, nil, err
+	}
+	if err := parts.Start(context.WithoutCancel(ctx)); err != nil {
+		static.Close()
+		parts.Close(context.Background())
+		return nil, nil, fmt.Errorf("start delivery queue: %w", err)
+	}
+	return parts, static, nil
+}
+
+// devSidecarConfig reads and validates the sidecar's settings before
+// anything listens, exactly as "sidecar" does, with dev's overrides.
+func (e *env) devSidecarConfig(c *cli.Context, priv string, logger *slog.Logger) (sidecarConfig, error) {
+	side := defaultSidecarConfig()
+	if err := readDeliveryFlags(c, &side); err != nil {
+		return side, err
+	}
+	side.AllowPrivateTargets = true // the samples' webhooks point at this process
+	side.Private, side.Logger, side.Clock = priv, logger, e.clock
+	if side.InstanceID == "" {
+		side.InstanceID = defaultInstanceID(c.String("addr"))
+	}
+	return side, side.validate()
+}
+
+// devExporterConfig returns the exporter's settings for dev: the export
+// flags, with every URL on dev's own address unless a flag names another.
+func (e *env) devExporterConfig(c *cli.Context, base, src, out, priv string) (exporter.Config, error) {
+	urlOr := func(flag, def string) string {
+		if v := c.String(flag); v != "" {
+			return v
+		}
+		return def
+	}
+	osfs := afero.NewOsFs()
+	cfg := exporter.DefaultConfig()
+	var err error
+	if cfg.Limits, err = readLimits(c); err != nil {
+		return cfg, err
+	}
+	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, src, osfs, out, osfs, priv
+	cfg.ViewURL, cfg.UnbrandedURL = urlOr("view-url", base), urlOr("unbranded-url", base+"/"+site.UnbrandedDir)
+	cfg.EmbedURL, cfg.BaseURL = urlOr("embed-url", base+"/embed"), urlOr("base-url", base)
+	cfg.Clock = e.clock
+	return cfg, validConfig(cfg.Validate())
+}
+
+// reloadExported has static check what an export changed: the folders of
+// the view ids and aliases ids, and their unbranded and embedded pages in
+// u/<id> and embed/<id> (see docs/pages.md); everything when ids is nil.
+func reloadExported(static *serve.Server, ids []string, logger *slog.Logger) {
+	var err error
+	if ids == nil {
+		err = static.Reload()
+	} else {
+		dirs := slices.Clone(ids)
+		for _, id := range ids {
+			dirs = append(dirs, site.UnbrandedDir+"/"+id, site.EmbedDir+"/"+id)
+		}
+		err = static.ReloadDirs(dirs...)
+	}
+	if err != nil {
+		logger.Error("reload the exported tree", "error", err.Error())
+	}
 }
 
 // devMux routes the sidecar's paths to side, the receiver's to recv and
@@ -246,77 +274,28 @@ type devGuide struct {
 // devScopes are the scopes of the Portal API tokens dev creates.
 var devScopes = []string{apitoken.ScopeEvents, "guide.read", "guide.list"}
 
+// devCred is a Portal API token dev created for an owner.
+type devCred struct{ appID, token string }
+
 // printDevGuide prints the URLs to try: views, the Portal API with a fresh
 // token per owner, and how to upload. It returns an error when a token
 // cannot be stored.
 func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
-	var records []site.GuideRecord
-	for _, r := range g.report.Guides {
-		if r.Err != nil || r.GuideID == "" {
-			continue
-		}
-		if rec, err := readRecord(g.priv, r.GuideID); err == nil {
-			records = append(records, rec)
-		}
-	}
-	// The example's owner needs a token too, to see its deliveries.
-	var example *bundle.Guide
-	if entries, err := os.ReadDir(g.examples); err == nil {
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(g.examples, e.Name(), bundle.FileName))
-			if err != nil {
-				continue
-			}
-			if eg, problems := bundle.Parse(data); len(problems) == 0 {
-				example = eg
-				break
-			}
-		}
-	}
+	records := exportedRecords(g.priv, g.report)
+	example := readExample(g.examples)
 	owners := map[string]bool{}
 	for _, r := range records {
 		owners[r.OwnerID] = true
 	}
 	if example != nil {
-		owners[example.OwnerID] = true
+		owners[example.OwnerID] = true // to see the example's deliveries
 	}
-	type cred struct{ appID, token string }
-	creds := map[string]cred{}
-	var ownerIDs []string
-	for o := range owners {
-		ownerIDs = append(ownerIDs, o)
+	ownerIDs := slices.Sorted(maps.Keys(owners))
+	creds, err := createDevTokens(ctx, g.store, ownerIDs, g.now)
+	if err != nil {
+		return err
 	}
-	sort.Strings(ownerIDs)
-	for _, o := range ownerIDs {
-		appID, token, err := apitoken.New(nil)
-		if err != nil {
-			return err
-		}
-		err = g.store.CreateToken(ctx, store.Token{
-			AppID: appID, OwnerID: o, Scopes: devScopes,
-			Hash: apitoken.Hash(token), CreatedAt: g.now.UTC(),
-		})
-		if err != nil {
-			return err
-		}
-		creds[o] = cred{appID, token}
-	}
-
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	p("")
-	p("Views (public, no credentials):")
-	for _, r := range records {
-		id := r.DefaultViewID
-		if r.Alias != "" {
-			id = r.Alias
-		}
-		p("  guide %s (owner %s): views %s", r.GuideID, r.OwnerID, strings.Join(r.ViewIDs, ", "))
-		p("    curl %s/%s", g.base, site.ViewFile(id, site.StatusFile))
-		p("    curl %s/%s", g.base, site.ViewFile(id, site.SummaryFile))
-		if r.Ready {
-			p("    curl %s/%s", g.base, site.ViewFile(id, site.AutofillFile))
-		}
-	}
 	curl := func(owner, method, apiPath string) string {
 		c := creds[owner]
 		m := ""
@@ -325,11 +304,7 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 		}
 		return fmt.Sprintf("curl -s %s-H 'X-Svc-App-Id: %s' -H 'X-Svc-App-Token: %s' %s%s", m, c.appID, c.token, g.base, apiPath)
 	}
-	p("")
-	p("Portal API: a token with scopes %s was created for each owner (shown only now; the store keeps a hash):", strings.Join(devScopes, ","))
-	for _, o := range ownerIDs {
-		p("  owner %s: X-Svc-App-Id: %s  X-Svc-App-Token: %s", o, creds[o].appID, creds[o].token)
-	}
+	printDevViews(p, g.base, records)
 	var sample *site.GuideRecord
 	for i := range records {
 		if records[i].Ready {
@@ -337,12 +312,17 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 			break
 		}
 	}
+	p("")
+	p("Portal API: a token with scopes %s was created for each owner (shown only now; the store keeps a hash):", strings.Join(devScopes, ","))
+	for _, o := range ownerIDs {
+		p("  owner %s: X-Svc-App-Id: %s  X-Svc-App-Token: %s", o, creds[o].appID, creds[o].token)
+	}
 	if sample != nil {
 		p("  try:")
 		p("    %s", curl(sample.OwnerID, "POST", "/api/v1/integrations/test"))
-		p("    %s", curl(sample.OwnerID, "GET", "/api/v1/guides/"+sample.GuideID+"/events/ready/object"))
-		p("    %s", curl(sample.OwnerID, "POST", "/api/v1/guides/"+sample.GuideID+"/events/ready/dispatch"))
-		p("    %s", curl(sample.OwnerID, "GET", "/api/v1/guides/"+sample.GuideID+"/events/deliveries"))
+		for _, call := range []struct{ method, path string }{{"GET", "ready/object"}, {"POST", "ready/dispatch"}, {"GET", "deliveries"}} {
+			p("    %s", curl(sample.OwnerID, call.method, "/api/v1/guides/"+sample.GuideID+"/events/"+call.path))
+		}
 	}
 	p("")
 	p("Upload: copy a bundle folder into %s", g.src)
@@ -365,6 +345,77 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 	p("Health: %s/healthz  %s/readyz  %s/metrics", g.base, g.base, g.base)
 	p("Work folder: %s (public tree out/, private tree private/, store %s)", g.work, devStoreFile)
 	return nil
+}
+
+// exportedRecords returns the records of the guides rep exported.
+func exportedRecords(priv string, rep *exporter.Report) []site.GuideRecord {
+	var records []site.GuideRecord
+	for _, r := range rep.Guides {
+		if r.Err != nil || r.GuideID == "" {
+			continue
+		}
+		if rec, err := readRecord(priv, r.GuideID); err == nil {
+			records = append(records, rec)
+		}
+	}
+	return records
+}
+
+// readExample returns the first valid example bundle under dir, or nil.
+func readExample(dir string) *bundle.Guide {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name(), bundle.FileName))
+		if err != nil {
+			continue
+		}
+		if eg, problems := bundle.Parse(data); len(problems) == 0 {
+			return eg
+		}
+	}
+	return nil
+}
+
+// createDevTokens stores a Portal API token with devScopes for each owner
+// and returns them; only their hashes are kept in the store.
+func createDevTokens(ctx context.Context, st *store.Store, ownerIDs []string, now time.Time) (map[string]devCred, error) {
+	creds := map[string]devCred{}
+	for _, o := range ownerIDs {
+		appID, token, err := apitoken.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		err = st.CreateToken(ctx, store.Token{
+			AppID: appID, OwnerID: o, Scopes: devScopes,
+			Hash: apitoken.Hash(token), CreatedAt: now.UTC(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		creds[o] = devCred{appID, token}
+	}
+	return creds, nil
+}
+
+// printDevViews prints each exported guide's public documents.
+func printDevViews(p func(string, ...any), base string, records []site.GuideRecord) {
+	p("")
+	p("Views (public, no credentials):")
+	for _, r := range records {
+		id := r.DefaultViewID
+		if r.Alias != "" {
+			id = r.Alias
+		}
+		p("  guide %s (owner %s): views %s", r.GuideID, r.OwnerID, strings.Join(r.ViewIDs, ", "))
+		p("    curl %s/%s", base, site.ViewFile(id, site.StatusFile))
+		p("    curl %s/%s", base, site.ViewFile(id, site.SummaryFile))
+		if r.Ready {
+			p("    curl %s/%s", base, site.ViewFile(id, site.AutofillFile))
+		}
+	}
 }
 
 // readRecord reads the GuideRecord of guideID from the private tree priv.
