@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -289,5 +290,27 @@ func TestNoChangeLost(t *testing.T) {
 	readers.Wait()
 	if msg := bad.Load(); msg != nil {
 		t.Fatal(msg)
+	}
+}
+
+// TestDecodesToReusesDecoders checks the pooled decoders: a match, a
+// mismatch, a corrupt sibling and a match again, for each encoding, give
+// the right answers however the pool hands decoders out.
+func TestDecodesToReusesDecoders(t *testing.T) {
+	a, b := summaryJSON(5000), summaryJSON(7000)
+	sumA := sha256.Sum256(a)
+	for _, enc := range site.Encodings {
+		za, zb := compress(t, enc, a), compress(t, enc, b)
+		for round := range 3 {
+			if err := decodesTo(enc, za, int64(len(a)), &sumA); err != nil {
+				t.Errorf("%s round %d: a matches a: %v", enc.Name, round, err)
+			}
+			if err := decodesTo(enc, zb, int64(len(a)), &sumA); err == nil {
+				t.Errorf("%s round %d: b matches a", enc.Name, round)
+			}
+			if err := decodesTo(enc, za[:len(za)/2], int64(len(a)), &sumA); err == nil {
+				t.Errorf("%s round %d: half of a matches a", enc.Name, round)
+			}
+		}
 	}
 }

@@ -180,7 +180,7 @@ func measureServer(b *testing.B, srv corpusServer, root string, guides int) {
 		{"photo", photos, nil},
 	} {
 		script := wrkScript(b, run.paths, run.etags)
-		wrk(b, url, script, 3*time.Second) // warm-up
+		wrk(b, url, script, 6*time.Second) // warm-up: caches, and the watcher set up
 		rps, p99 := wrk(b, url, script, 10*time.Second)
 		b.ReportMetric(rps, run.name+"-req/s")
 		b.ReportMetric(p99, run.name+"-p99-ms")
