@@ -27,7 +27,10 @@ func TestOAuthInChromium(t *testing.T) {
 	}
 	e := newOAuthEnv(t, storetestSQLite(t))
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		// No UserDataDir: chromedp makes a temporary one and removes it once
+		// the browser has exited; a t.TempDir could still be written to by
+		// Chromium's helpers when the test's clean-up runs.
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
