@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,10 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/andybalholm/brotli"
-	kgzip "github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -412,7 +407,7 @@ func writeCorpusGuide(root, shared string, i int) error {
 			return err
 		}
 		for _, enc := range site.Encodings {
-			z, err := compressFast(enc, data)
+			z, err := compressLevel(enc, data, true)
 			if err != nil {
 				return err
 			}
@@ -465,32 +460,4 @@ func pageHTML(id string, rooms int) []byte {
 	}
 	b.WriteString("</table></main></html>")
 	return []byte(b.String())
-}
-
-// compressFast compresses data with enc at a middle level: the generated
-// trees need realistic sizes, not the exporter's best compression.
-func compressFast(enc site.Encoding, data []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	var w io.WriteCloser
-	var err error
-	switch enc {
-	case site.Brotli:
-		w = brotli.NewWriterLevel(&buf, 6)
-	case site.Zstd:
-		w, err = zstd.NewWriter(&buf)
-	case site.Gzip:
-		w, err = kgzip.NewWriterLevel(&buf, 6)
-	default:
-		return nil, fmt.Errorf("unknown encoding %v", enc)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -96,10 +96,22 @@ func osRoot(fsys afero.Fs, root string) (string, bool) {
 type rootSource struct{ root *os.Root }
 
 func (s *rootSource) open(name string) (file, fileStamp, error) {
-	f, err := s.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := s.root.OpenFile(filepath.FromSlash(name), rootOpenFlags, 0)
 	if err != nil {
 		return nil, fileStamp{}, notExist(err)
 	}
+	return regular(f)
+}
+
+// statFile is an open file that can be checked.
+type statFile interface {
+	file
+	Stat() (fs.FileInfo, error)
+}
+
+// regular returns f and its stamp when it is a regular file; it closes f
+// and returns errNotRegular otherwise.
+func regular(f statFile) (file, fileStamp, error) {
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = errNotRegular
@@ -111,8 +123,9 @@ func (s *rootSource) open(name string) (file, fileStamp, error) {
 	return f, stampOf(info), nil
 }
 
-func (s *rootSource) stat(name string) (fileStamp, error) {
-	info, err := s.root.Lstat(filepath.FromSlash(name))
+// stampOrAbsent turns the result of an lstat into a stamp: the zero stamp
+// for a path that does not exist or is not a regular file.
+func stampOrAbsent(info fs.FileInfo, err error) (fileStamp, error) {
 	if err != nil {
 		if err = notExist(err); errors.Is(err, fs.ErrNotExist) {
 			return fileStamp{}, nil
@@ -123,6 +136,10 @@ func (s *rootSource) stat(name string) (fileStamp, error) {
 		return fileStamp{}, nil
 	}
 	return stampOf(info), nil
+}
+
+func (s *rootSource) stat(name string) (fileStamp, error) {
+	return stampOrAbsent(s.root.Lstat(filepath.FromSlash(name)))
 }
 
 func (s *rootSource) close() error { return s.root.Close() }
@@ -170,35 +187,15 @@ func (s *aferoSource) open(name string) (file, fileStamp, error) {
 	if err != nil {
 		return nil, fileStamp{}, notExist(err)
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = errNotRegular
-	}
-	if err != nil {
-		f.Close()
-		return nil, fileStamp{}, err
-	}
-	return f, stampOf(info), nil
+	return regular(f)
 }
 
 func (s *aferoSource) stat(name string) (fileStamp, error) {
-	var info fs.FileInfo
-	var err error
 	if l, ok := s.fsys.(afero.Lstater); ok {
-		info, _, err = l.LstatIfPossible(s.path(name))
-	} else {
-		info, err = s.fsys.Stat(s.path(name))
+		info, _, err := l.LstatIfPossible(s.path(name))
+		return stampOrAbsent(info, err)
 	}
-	if err != nil {
-		if err = notExist(err); errors.Is(err, fs.ErrNotExist) {
-			return fileStamp{}, nil
-		}
-		return fileStamp{}, err
-	}
-	if !info.Mode().IsRegular() {
-		return fileStamp{}, nil
-	}
-	return stampOf(info), nil
+	return stampOrAbsent(s.fsys.Stat(s.path(name)))
 }
 
 func (s *aferoSource) close() error { return nil }

@@ -22,29 +22,46 @@ import (
 // settings the exporter uses.
 func compress(t testing.TB, enc site.Encoding, data []byte) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	var w io.WriteCloser
-	var err error
-	switch enc {
-	case site.Brotli:
-		w = brotli.NewWriterLevel(&buf, 9)
-	case site.Zstd:
-		w, err = zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
-	case site.Gzip:
-		w, err = kgzip.NewWriterLevel(&buf, kgzip.BestCompression)
-	default:
-		t.Fatalf("unknown encoding %v", enc)
-	}
+	out, err := compressLevel(enc, data, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// compressLevel compresses data with enc at the exporter's best levels, or
+// at middle ones when fast: generated benchmark trees need realistic
+// sizes, not the best compression.
+func compressLevel(enc site.Encoding, data []byte, fast bool) ([]byte, error) {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	var err error
+	switch {
+	case enc == site.Brotli && fast:
+		w = brotli.NewWriterLevel(&buf, 6)
+	case enc == site.Brotli:
+		w = brotli.NewWriterLevel(&buf, 9)
+	case enc == site.Zstd && fast:
+		w, err = zstd.NewWriter(&buf)
+	case enc == site.Zstd:
+		w, err = zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+	case enc == site.Gzip && fast:
+		w, err = kgzip.NewWriterLevel(&buf, 6)
+	case enc == site.Gzip:
+		w, err = kgzip.NewWriterLevel(&buf, kgzip.BestCompression)
+	default:
+		return nil, fmt.Errorf("unknown encoding %v", enc)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // decompress undoes compress for the Content-Encoding token name ("" for

@@ -15,3 +15,7 @@ func inode(info fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// rootOpenFlags open a file through os.Root without following a symbolic
+// link in the last element and without blocking on a FIFO.
+const rootOpenFlags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
