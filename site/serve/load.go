@@ -56,6 +56,9 @@ func (s *Server) load(name string, acc *acceptance) (*entry, *representation, fi
 	}
 	data, err := readFile(f, st)
 	f.Close()
+	if errors.Is(err, errChanged) {
+		return e, nil, nil, errStale // being rewritten in place: read it again
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("serve: read %s: %w", name, err)
 	}
