@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -59,6 +60,7 @@ func (e *env) runServe(c *cli.Context) error {
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	cfg.Logger = logger
+	limitMemory(cfg.CacheBytes, logger)
 	srv, err := serve.New(afero.NewOsFs(), dir, cfg)
 	if err != nil {
 		return err
@@ -72,6 +74,23 @@ func (e *env) runServe(c *cli.Context) error {
 	// Read, write and idle limits: a client that stops reading cannot hold
 	// a connection (see docs/serving.md).
 	return serveHTTPServer(c.Context, l, cfg.HTTPServer(srv), logger)
+}
+
+// serveHeadroom is the memory "serve" allows itself beyond its cache: the
+// watches, connections and the garbage of the requests in flight.
+const serveHeadroom = 64 << 20
+
+// limitMemory sets the Go runtime's soft memory limit to the cache budget
+// plus serveHeadroom, unless GOMEMLIMIT is set. Without it the garbage
+// collector lets the heap grow to twice what is live, so a full 64 MiB
+// cache would take about three times its budget (see docs/serving.md).
+func limitMemory(cacheBytes int64, logger *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := cacheBytes + serveHeadroom
+	debug.SetMemoryLimit(limit)
+	logger.Debug("memory limit", "bytes", limit)
 }
 
 // printServeConfig writes the web-server configuration kind for dir.

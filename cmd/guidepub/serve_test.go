@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +142,28 @@ func TestPublishCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bucket, victim)); err != nil {
 		t.Fatalf("refused run deleted %s: %v", victim, err)
+	}
+}
+
+// TestLimitMemory checks that serve bounds the Go runtime's memory to its
+// cache budget plus serveHeadroom, and leaves a GOMEMLIMIT set by the
+// operator alone.
+func TestLimitMemory(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	discard := slog.New(slog.DiscardHandler)
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOMEMLIMIT", "")
+	limitMemory(32<<20, discard)
+	if got, want := debug.SetMemoryLimit(-1), int64(32<<20+serveHeadroom); got != want {
+		t.Errorf("memory limit %d, want %d", got, want)
+	}
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	limitMemory(32<<20, discard)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d with GOMEMLIMIT set, want it untouched", got)
 	}
 }
