@@ -178,6 +178,8 @@ func serveFlags() []cli.Flag {
 			Usage: "memory for the cache of documents and small files, in bytes; 0 caches nothing"},
 		&cli.Int64Flag{Name: "small-file-limit", Value: def.SmallFileLimit, EnvVars: envVars("small-file-limit"),
 			Usage: "media files up to this many bytes are cached; larger ones stream from disk"},
+		&cli.DurationFlag{Name: "poll", Value: def.Poll, EnvVars: envVars("poll"),
+			Usage: "do not watch --dir; check a cached file against it once it is older than this (network file systems, huge trees); 0 watches"},
 	}
 }
 

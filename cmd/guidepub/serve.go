@@ -55,6 +55,7 @@ func (e *env) runServe(c *cli.Context) error {
 	}
 	cfg := serve.DefaultConfig()
 	cfg.CacheBytes, cfg.SmallFileLimit = c.Int64("cache-bytes"), c.Int64("small-file-limit")
+	cfg.Poll = c.Duration("poll")
 	if err := validConfig(cfg.Validate()); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 
@@ -312,5 +313,35 @@ func TestDecodesToReusesDecoders(t *testing.T) {
 				t.Errorf("%s round %d: half of a matches a", enc.Name, round)
 			}
 		}
+	}
+}
+
+// TestPollInsteadOfWatching checks Config.Poll: no watcher is started, a
+// cached document is served as it is until it is older than Poll, and
+// then its change is seen.
+func TestPollInsteadOfWatching(t *testing.T) {
+	fc := fsCases(t, newTestTree())[0]
+	const poll = 300 * time.Millisecond
+	s, hs, client := newTestServer(t, fc, testConfig(func(c *Config) { c.Poll = poll }))
+	if s.watchDone != nil {
+		t.Fatal("a watcher was started")
+	}
+	// The entry is read, and its check time taken, after start: it is
+	// trusted until at least start+poll.
+	start := time.Now()
+	if _, b := do(t, client, "GET", hs.URL+"/v1/data/status", nil); string(b) != `{"status":"ready"}` {
+		t.Fatalf("served %q", b)
+	}
+	writeAtomic(t, fc.root, "v1/data/status", []byte(`{"status":"locked"}`))
+	_, b := do(t, client, "GET", hs.URL+"/v1/data/status", nil)
+	if string(b) != `{"status":"ready"}` && time.Since(start) < poll {
+		t.Errorf("served %q before Poll passed: a cached document is trusted for Poll", b)
+	}
+	waitFor(t, "the change, once the cached entry is older than Poll", func() bool {
+		_, b := do(t, client, "GET", hs.URL+"/v1/data/status", nil)
+		return string(b) == `{"status":"locked"}`
+	})
+	if got := time.Since(start); got < poll {
+		t.Errorf("change seen after %v, before Poll (%v) passed", got, poll)
 	}
 }

@@ -50,9 +50,9 @@ type Server struct {
 
 // New returns a Server for the tree at root of fsys. It reads nothing but
 // the root folder, so it returns at once whatever the size of the tree,
-// and it returns an error when root is not a folder. Unless cfg.NoWatch, a
-// tree on the operating system's file system is watched (the watches are
-// set up in the background); Close stops that.
+// and it returns an error when root is not a folder. Unless cfg.NoWatch or
+// cfg.Poll, a tree on the operating system's file system is watched (the
+// watches are set up in the background); Close stops that.
 func New(fsys afero.Fs, root string, cfg Config) (*Server, error) {
 	if fsys == nil {
 		return nil, errors.New("serve: no file system")
@@ -79,7 +79,11 @@ func New(fsys afero.Fs, root string, cfg Config) (*Server, error) {
 	}
 	s := &Server{src: src, cfg: cfg, logger: logger, cache: newCache(cfg.CacheBytes), started: time.Now()}
 	s.window.Store(-1)
-	if dir != "" && !cfg.NoWatch {
+	switch {
+	case dir == "" || cfg.NoWatch:
+	case cfg.Poll > 0:
+		s.window.Store(int64(cfg.Poll))
+	default:
 		s.watchDone = make(chan struct{})
 		go s.watch(dir)
 	}

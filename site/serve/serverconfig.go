@@ -42,6 +42,13 @@ type Config struct {
 	// tree that is not on the operating system's file system is never
 	// watched.
 	NoWatch bool
+	// Poll, when positive, replaces watching: the tree is not watched, and
+	// a cached file is checked against the tree (size, modification time,
+	// inode) once it is older than Poll, as nginx's open_file_cache_valid
+	// does. It is for network file systems, where inotify sees no change
+	// made by another machine, and for trees so large that the watches
+	// cost more memory than they are worth. Zero watches.
+	Poll time.Duration
 	// Debounce is how long the watcher gathers the creations, renames and
 	// removals of a burst before it drops the cached entries under the
 	// folders they touched. A changed file is dropped at once.
@@ -81,6 +88,7 @@ func (c Config) Validate() error {
 	var p config.Problems
 	p.Add(c.CacheBytes >= 0, "CacheBytes", "must not be negative, got %d", c.CacheBytes)
 	p.Add(c.SmallFileLimit >= 0, "SmallFileLimit", "must not be negative, got %d", c.SmallFileLimit)
+	p.Add(c.Poll >= 0, "Poll", "must not be negative, got %s", c.Poll)
 	p.Add(c.Debounce >= 0, "Debounce", "must not be negative, got %s", c.Debounce)
 	p.Add(c.PollInterval >= 0, "PollInterval", "must not be negative, got %s", c.PollInterval)
 	for _, t := range []struct {
