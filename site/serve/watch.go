@@ -174,7 +174,7 @@ func (w *watcher) settle(moved map[string]bool) {
 	w.changes.changedUnder(paths)
 }
 
-// close stops the watcher and waits for a running reload to finish.
+// close stops the watcher and waits for its goroutines to finish.
 func (w *watcher) close() error {
 	w.cancel()
 	err := w.tree.Close()
