@@ -233,17 +233,15 @@ func (e *env) devExporterConfig(c *cli.Context, base, src, out, priv string) (ex
 // the view ids and aliases ids, and their unbranded and embedded pages in
 // u/<id> and embed/<id> (see docs/pages.md); everything when ids is nil.
 func reloadExported(static *serve.Server, ids []string, logger *slog.Logger) {
-	var err error
 	if ids == nil {
-		err = static.Reload()
-	} else {
-		dirs := slices.Clone(ids)
-		for _, id := range ids {
-			dirs = append(dirs, site.UnbrandedDir+"/"+id, site.EmbedDir+"/"+id)
-		}
-		err = static.ReloadDirs(dirs...)
+		static.Reload()
+		return
 	}
-	if err != nil {
+	dirs := slices.Clone(ids)
+	for _, id := range ids {
+		dirs = append(dirs, site.UnbrandedDir+"/"+id, site.EmbedDir+"/"+id)
+	}
+	if err := static.ReloadDirs(dirs...); err != nil {
 		logger.Error("reload the exported tree", "error", err.Error())
 	}
 }

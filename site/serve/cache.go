@@ -176,10 +176,9 @@ func (s *Server) changedUnder(dirs []string) {
 // Reload makes the Server check every cached file against the tree before
 // serving it again; files not cached are always read as they are. Use it
 // after the tree changed when the Server does not watch it.
-func (s *Server) Reload() error {
+func (s *Server) Reload() {
 	s.gen.Add(1)
 	s.epoch.Add(1)
-	return nil
 }
 
 // ReloadDirs is Reload for the folders dirs only (view ids, aliases, or
@@ -198,19 +197,4 @@ func (s *Server) ReloadDirs(dirs ...string) error {
 		s.changedUnder(dirs)
 	}
 	return nil
-}
-
-// CacheStats describes the cache at one moment.
-type CacheStats struct {
-	Entries int    // files cached (a document and its siblings count once)
-	Bytes   uint64 // bytes counted against the budget
-	Budget  uint64 // Config.CacheBytes
-}
-
-// CacheStats returns the cache's size now.
-func (s *Server) CacheStats() CacheStats {
-	if s.cache == nil {
-		return CacheStats{}
-	}
-	return CacheStats{Entries: s.cache.EstimatedSize(), Bytes: s.cache.WeightedSize(), Budget: s.cache.GetMaximum()}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/spf13/afero"
 )
@@ -199,6 +198,3 @@ func (s *aferoSource) stat(name string) (fileStamp, error) {
 }
 
 func (s *aferoSource) close() error { return nil }
-
-// unixNano is time.Time.UnixNano for a stamp built from a raw stat.
-func unixNano(sec, nsec int64) int64 { return time.Unix(sec, nsec).UnixNano() }

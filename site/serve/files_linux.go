@@ -88,5 +88,5 @@ func (s *openat2Source) stat(name string) (fileStamp, error) {
 func (s *openat2Source) close() error { return s.dir.Close() }
 
 func rawStamp(st *unix.Stat_t) fileStamp {
-	return fileStamp{size: st.Size, modTime: unixNano(st.Mtim.Sec, st.Mtim.Nsec), ino: st.Ino}
+	return fileStamp{size: st.Size, modTime: st.Mtim.Nano(), ino: st.Ino}
 }

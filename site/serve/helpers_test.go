@@ -69,33 +69,43 @@ func compressLevel(enc site.Encoding, data []byte, fast bool) ([]byte, error) {
 // standard library has one.
 func decompress(t testing.TB, name string, data []byte) []byte {
 	t.Helper()
+	out, err := tryDecompress(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryDecompress is decompress for goroutines other than the test's, which
+// may not call t.Fatal.
+func tryDecompress(name string, data []byte) ([]byte, error) {
 	var r io.Reader
 	switch name {
 	case "":
-		return data
+		return data, nil
 	case "br":
 		r = brotli.NewReader(bytes.NewReader(data))
 	case "zstd":
 		d, err := zstd.NewReader(bytes.NewReader(data))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		defer d.Close()
 		r = d
 	case "gzip":
 		g, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		r = g
 	default:
-		t.Fatalf("unexpected Content-Encoding %q", name)
+		return nil, fmt.Errorf("unexpected Content-Encoding %q", name)
 	}
 	out, err := io.ReadAll(r)
 	if err != nil {
-		t.Fatalf("decompress %s: %v", name, err)
+		return nil, fmt.Errorf("decompress %s: %w", name, err)
 	}
-	return out
+	return out, nil
 }
 
 // testTree describes the files writeTree makes.

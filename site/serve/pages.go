@@ -7,23 +7,18 @@ import (
 	"github.com/guidepub/guidepub/site/viewpage"
 )
 
-// pageKinds maps site's page kinds to the renderer's.
-var pageKinds = map[int]viewpage.Kind{
-	site.PageBranded:   viewpage.Branded,
-	site.PageUnbranded: viewpage.Unbranded,
-	site.PageEmbedded:  viewpage.Embedded,
+// pageHeaders are the extra headers of each kind of view page (site's page
+// kinds): a strict Content-Security-Policy (the page loads nothing but its
+// own media), and, except for the embedded page, no framing at all (see
+// docs/pages.md). They are made once and shared by every response, which
+// never modifies them.
+var pageHeaders = map[int]http.Header{
+	site.PageBranded:   pageHeadersFor(viewpage.Branded),
+	site.PageUnbranded: pageHeadersFor(viewpage.Unbranded),
+	site.PageEmbedded:  pageHeadersFor(viewpage.Embedded),
 }
 
-// pageHeadersOf returns the headers of the file p when it is a view page:
-// a strict Content-Security-Policy (the page loads nothing but its own
-// media), and, except for the embedded page, no framing at all (see
-// docs/pages.md). It returns nil for any other file.
-func pageHeadersOf(p string) http.Header {
-	kind, ok := site.PageKindOf(p)
-	if !ok {
-		return nil
-	}
-	k := pageKinds[kind]
+func pageHeadersFor(k viewpage.Kind) http.Header {
 	h := http.Header{}
 	h.Set("Content-Security-Policy", viewpage.CSP(k, ""))
 	if fo := viewpage.FrameOptions(k); fo != "" {
@@ -31,6 +26,16 @@ func pageHeadersOf(p string) http.Header {
 	}
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 	return h
+}
+
+// pageHeadersOf returns the headers of the file p when it is a view page,
+// nil for any other file.
+func pageHeadersOf(p string) http.Header {
+	kind, ok := site.PageKindOf(p)
+	if !ok {
+		return nil
+	}
+	return pageHeaders[kind]
 }
 
 // robotsTxt lets crawlers in: the branded pages are meant to be found, and
