@@ -78,7 +78,7 @@ func New(cfg Config, st *store.Store, q *delivery.Queue, ev *Events) (*Server, e
 	}
 	mux := http.NewServeMux()
 	s.routes(mux)
-	s.handler = s.observe(s.cleanPaths(mux))
+	s.handler = s.observe(s.CleanPaths(mux))
 	cfg.Logger.Info("sidecar ready", "baseUrl", cfg.BaseURL, "viewUrl", cfg.ViewURL, "privateDir", cfg.PrivateDir,
 		"rateLimit", cfg.RateLimit, "burst", cfg.Burst)
 	return s, nil
@@ -150,12 +150,13 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	writeJSONBytes(w, http.StatusOK, s.openapi)
 }
 
-// cleanPaths answers a JSON 404 for a request whose path is not in clean
+// CleanPaths answers a JSON 404 for a request whose path is not in clean
 // form (".", ".." or "//" in it) and for "OPTIONS *", before they reach the
 // mux: ServeMux would answer those with a redirect to the cleaned path,
 // carrying the query (an access token) into a Location header, or with an
-// empty 200.
-func (s *Server) cleanPaths(next http.Handler) http.Handler {
+// empty 200. The Server applies it to its own mux; a program that puts
+// another ServeMux in front of the Server must wrap that mux with it too.
+func (s *Server) CleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" || !cleanPath(r.URL.Path) {
 			s.writeError(w, r, notFound("no such endpoint"))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
@@ -187,7 +188,7 @@ func startDevParts(ctx context.Context, side sidecarConfig, out string, logger *
 	if err := parts.Start(context.WithoutCancel(ctx)); err != nil {
 		static.Close()
 		parts.Close(context.Background())
-		return nil, nil, fmt.Errorf("start delivery queue: %w", err)
+		return nil, nil, err // Queue.Start says "start delivery queue"
 	}
 	return parts, static, nil
 }
@@ -248,7 +249,7 @@ func reloadExported(static *serve.Server, ids []string, logger *slog.Logger) {
 
 // devMux routes the sidecar's paths to side, the receiver's to recv and
 // everything else to static.
-func devMux(side, static, recv http.Handler) *http.ServeMux {
+func devMux(side *sidecar.Server, static, recv http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	for _, p := range []string{"/api", "/private", "/oauth", "/healthz", "/readyz", "/metrics"} {
 		mux.Handle(p, side)
@@ -258,7 +259,9 @@ func devMux(side, static, recv http.Handler) *http.ServeMux {
 	}
 	mux.Handle(devReceiverPath, recv)
 	mux.Handle("/", static)
-	return mux
+	// The mux would redirect an unclean path, query (access token) and
+	// all, before the sidecar's own guard saw it.
+	return side.CleanPaths(mux)
 }
 
 // devGuide is what printDevGuide shows.

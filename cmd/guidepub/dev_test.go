@@ -476,6 +476,18 @@ func testDevSamples(t *testing.T, bin string) {
 			}
 		}
 	}
+	// An unclean path is a 404, never a redirect that carries the query.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/private/g/../h/x.zip?accessToken=secret", "/api//v1/guides?x=1", "/./301-king-st-e?x=1"} {
+		resp, err := noRedirect.Get(dev.base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Location") != "" {
+			t.Errorf("GET %s: %d, Location %q; want 404 and no redirect", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
 	eventually(t, "the samples' events at dev's receiver", func() bool {
 		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
 	})

@@ -159,11 +159,16 @@ func readDeliveryFlags(c *cli.Context, cfg *sidecarConfig) error {
 
 // defaultInstanceID names a sidecar by its host and listen address, which
 // stay the same across restarts and differ between sidecars running at
-// once on one host.
+// once on one host. An address with port 0 names no port (every such
+// sidecar on the host would share it), so the process id stands in: unique
+// among running processes, though not kept across restarts.
 func defaultInstanceID(addr string) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
+	}
+	if _, port, err := net.SplitHostPort(addr); err == nil && port == "0" {
+		addr = "pid-" + strconv.Itoa(os.Getpid())
 	}
 	id := host + "/" + addr
 	if len(id) > 100 {
@@ -335,7 +340,7 @@ func runSidecar(ctx context.Context, cfg sidecarConfig, ln net.Listener, logger 
 	if err := parts.Start(context.WithoutCancel(ctx)); err != nil {
 		ln.Close()
 		parts.Close(context.Background())
-		return fmt.Errorf("start delivery queue: %w", err)
+		return err // Queue.Start says "start delivery queue"
 	}
 	logger.Info("sidecar listening", "addr", ln.Addr().String(), "store", parts.Store.Dialect(), "private", cfg.Private)
 	return serveHTTP(ctx, ln, parts.Server, logger, func(ctx context.Context) error {

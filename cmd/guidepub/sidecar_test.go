@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -347,5 +348,18 @@ func TestSidecarUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, want %d\n%s%s", code, exitUsage, out, errs)
 			}
 		})
+	}
+}
+
+// TestDefaultInstanceIDPortZero checks that sidecars listening on port 0
+// (any free port) do not share the default instance id, which would let
+// one reclaim the other's running deliveries at start.
+func TestDefaultInstanceIDPortZero(t *testing.T) {
+	id := defaultInstanceID("127.0.0.1:0")
+	if strings.HasSuffix(id, ":0") || !strings.Contains(id, strconv.Itoa(os.Getpid())) {
+		t.Errorf("defaultInstanceID(127.0.0.1:0) = %q, want one naming this process", id)
+	}
+	if id := defaultInstanceID("127.0.0.1:9090"); !strings.HasSuffix(id, "/127.0.0.1:9090") {
+		t.Errorf("defaultInstanceID(127.0.0.1:9090) = %q, want it to end in the address", id)
 	}
 }

@@ -67,9 +67,6 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		c.Rand = mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
 	}
-	if c.PollInterval < 0 {
-		return c, fmt.Errorf("poll interval must be positive, got %s", c.PollInterval)
-	}
 	if min := c.Timeout + jobMargin + rescueMargin; c.RescueAfter < min {
 		c.RescueAfter = min
 	}

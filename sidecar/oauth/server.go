@@ -177,14 +177,23 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // sweep removes tokens that expired a day ago or more, at most once per
-// sweepEvery per process, so the token table does not grow forever.
+// sweepEvery per process, so the token table does not grow forever. The
+// deletion runs in the background, so no token request waits for it.
 func (s *Server) sweep(ctx context.Context) {
 	now := s.cfg.Now()
 	last := s.lastSweep.Load()
 	if now.Unix()-last < int64(sweepEvery/time.Second) || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
 		return
 	}
-	n, err := s.store.DeleteExpiredGrantTokens(context.WithoutCancel(ctx), now.Add(-24*time.Hour))
+	go s.deleteExpired(context.WithoutCancel(ctx), now)
+}
+
+// deleteExpired deletes the tokens that expired a day before now, within
+// a minute.
+func (s *Server) deleteExpired(ctx context.Context, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	n, err := s.store.DeleteExpiredGrantTokens(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		s.logger.Warn("oauth: removing expired tokens failed", "err", err)
 		return

@@ -32,8 +32,12 @@ func riverLevel(r slog.Record) slog.Level {
 }
 
 func (h riverLogHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	// The message decides the final level; let Handle check it.
-	return h.inner.Enabled(ctx, min(level, slog.LevelDebug)) || h.inner.Enabled(ctx, level)
+	// Below Warn every record is demoted to Debug. From Warn up the message
+	// decides (riverLevel); Handle checks the final level.
+	if level < slog.LevelWarn {
+		level = slog.LevelDebug
+	}
+	return h.inner.Enabled(ctx, level)
 }
 
 func (h riverLogHandler) Handle(ctx context.Context, r slog.Record) error {
