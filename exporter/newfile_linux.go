@@ -17,23 +17,15 @@ import (
 // to work here, so later writes go straight to the portable way.
 var noTmpfile atomic.Bool
 
-// createNew writes data to the new file dst, in an existing folder, with
-// mode perm (less the umask), and reports whether it did. The bytes go to an
-// unnamed file (O_TMPFILE) that is then linked at dst: readers never see a
-// part of the file, a killed process leaves nothing behind, and the kernel
-// does one directory operation instead of the two of a temporary file and a
-// rename. It reports false, having changed nothing, when dst exists or the
-// file system or kernel cannot do this; the caller then writes the portable
-// way. Any other error is returned.
-func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
-	return createNewFunc(dst, perm, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// createNewFunc is createNew with the content written by fill; an error of
-// fill is returned as is, with nothing created.
+// createNewFunc writes what fill writes to the new file dst, in an existing
+// folder, with mode perm (less the umask), and reports whether it did. The
+// bytes go to an unnamed file (O_TMPFILE) that is then linked at dst:
+// readers never see a part of the file, a killed process leaves nothing
+// behind, and the kernel does one directory operation instead of the two
+// of a temporary file and a rename. It reports false, having changed
+// nothing, when dst exists or the file system or kernel cannot do this; the
+// caller then writes the portable way. An error of fill is returned as is,
+// with nothing created; any other error is returned too.
 func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bool, error) {
 	if noTmpfile.Load() {
 		return false, nil

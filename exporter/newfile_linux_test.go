@@ -3,6 +3,7 @@ package exporter
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,14 @@ import (
 
 	"github.com/spf13/afero"
 )
+
+// createNew is createNewFunc for a byte slice.
+func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
+	return createNewFunc(dst, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
 
 func TestCreateNew(t *testing.T) {
 	if noTmpfile.Load() {

@@ -8,11 +8,8 @@ import (
 	"time"
 )
 
-// createNew reports false: only Linux has O_TMPFILE, so other systems write
-// through a temporary file and a rename.
-func createNew(dst string, data []byte, perm os.FileMode) (bool, error) { return false, nil }
-
-// createNewFunc reports false, as createNew does.
+// createNewFunc reports false: only Linux has O_TMPFILE, so other systems
+// write through a temporary file and a rename.
 func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bool, error) {
 	return false, nil
 }

@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/afero"
-
-	"github.com/guidepub/guidepub/site"
 )
 
 // tree is a folder of an afero.Fs that the exporter writes into: the public
@@ -63,60 +60,14 @@ func (t tree) same(p string, data []byte) bool {
 	return err == nil && bytes.Equal(old, data)
 }
 
-// write replaces p with data atomically: the bytes go to a temporary file
-// (named with site.TempPrefix) in the same folder, which is then renamed
-// over p, so a reader sees the old or the new file, never a part. A new
-// file on the operating system's file system is written by createNew
-// instead, where the platform allows. It
-// returns an error when p is unsafe or a file operation fails; the
-// temporary file is removed then.
+// write replaces p with data atomically, as writeFunc does: a reader sees
+// the old or the new file, never a part. It returns an error when p is
+// unsafe or a file operation fails; nothing is left behind then.
 func (t tree) write(p string, data []byte) error {
-	if err := checkPath(p); err != nil {
+	return t.writeFunc(p, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	dst := t.abs(p)
-	dir := filepath.Dir(dst)
-	if err := t.fs.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create folder %s: %w", dir, err)
-	}
-	if _, ok := t.fs.(*afero.OsFs); ok {
-		done, err := createNew(dst, data, t.perm)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", dst, err)
-		}
-		if done {
-			return nil
-		}
-	}
-	// The temporary file is created with its final mode (one system call
-	// less than afero.TempFile and a chmod).
-	var (
-		f   afero.File
-		tmp string
-		err error
-	)
-	for range 10 {
-		tmp = filepath.Join(dir, site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
-		f, err = t.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, t.perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = t.fs.Rename(tmp, dst)
-	}
-	if err != nil {
-		_ = t.fs.Remove(tmp)
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	return nil
+	})
 }
 
 // remove deletes p (a missing file is not an error) and then every folder

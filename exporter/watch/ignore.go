@@ -1,11 +1,6 @@
 package watch
 
-import (
-	"path/filepath"
-	"strings"
-
-	"github.com/guidepub/guidepub/site/fswatch"
-)
+import "github.com/guidepub/guidepub/site/fswatch"
 
 // Ignored reports whether a file or folder named name (a single path
 // element) is one the Watcher never reacts to: a temporary or staging name
@@ -16,14 +11,3 @@ import (
 // named is a staging folder: it is published only once renamed (see
 // docs/watching.md).
 func Ignored(name string) bool { return fswatch.Temporary(name) }
-
-// IgnoredPath reports whether any element of the relative path rel
-// (separated by the OS separator or '/') is Ignored.
-func IgnoredPath(rel string) bool {
-	for _, el := range strings.Split(filepath.ToSlash(rel), "/") {
-		if el != "" && el != "." && Ignored(el) {
-			return true
-		}
-	}
-	return false
-}

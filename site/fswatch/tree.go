@@ -85,9 +85,6 @@ func Watch(cfg Config) (*Tree, error) {
 	return t, nil
 }
 
-// Root returns the absolute path of the tree's root.
-func (t *Tree) Root() string { return t.root }
-
 // add watches dir and every folder below it that is not skipped.
 func (t *Tree) add(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
