@@ -296,9 +296,12 @@ func TestBrowser(t *testing.T) {
 		"nomedia":   {"/vMAPLE-nomedia", []string{"Measurements"}, []string{"Maple Ave", "Floor plans", "Photos", "video"}},
 		"small":     {"/frame/vKT301A?small=1", []string{"Open the full guide", "Living Room"}, []string{"Jane Example"}},
 		"metric":    {"/embed/vMAPLE-metric", []string{"Open the full guide", "Floor plans"}, []string{"Measurements"}},
+		// The embedded page itself, not in a frame: axe and the image
+		// checks look at the top frame only.
+		"embedded": {"/embed/vKT301A", []string{"Open the full guide", "Living Room", "Photos"}, []string{"Jane Example"}},
 	}
 	var pages []browserPage
-	for _, name := range []string{"branded", "unbranded", "embed", "small", "locked", "nomedia", "metric"} {
+	for _, name := range []string{"branded", "unbranded", "embed", "embedded", "small", "locked", "nomedia", "metric"} {
 		for _, w := range []int{375, 1280} {
 			pages = append(pages, browserPage{Name: name, URL: ps.URL + checks[name].path, Width: w, Height: map[int]int{375: 812, 1280: 900}[w],
 				Screenshot: filepath.Join(out, fmt.Sprintf("%s-%d.png", name, w))})
