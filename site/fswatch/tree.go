@@ -39,9 +39,12 @@ type Change struct {
 	// Path is the changed file or folder, relative to the root, with '/'
 	// separators.
 	Path string
-	// Moved is true for a creation, rename or removal: a watched folder
-	// may have moved, and the watches under Path's top-level folder should
-	// be renewed (Tree.Renew) once the burst of changes has settled.
+	// Moved is true for a rename or removal, and for the creation of a
+	// folder (or of something gone before it could be looked at): a
+	// watched folder may have moved, and the watches under Path's
+	// top-level folder should be renewed (Tree.Renew) once the burst of
+	// changes has settled. A file created or renamed into place is not
+	// Moved: no watch can have moved with it.
 	Moved bool
 }
 
@@ -150,10 +153,15 @@ func (t *Tree) event(e fsnotify.Event, change func(Change), report func(error)) 
 			return
 		}
 	}
+	moved := e.Has(fsnotify.Rename) || e.Has(fsnotify.Remove)
 	if e.Has(fsnotify.Create) {
-		// A new folder: files and folders may have been created in it
-		// before its watch was added.
-		if fi, err := os.Lstat(e.Name); err == nil && fi.IsDir() {
+		fi, err := os.Lstat(e.Name)
+		if err != nil || fi.IsDir() {
+			moved = true
+		}
+		if err == nil && fi.IsDir() {
+			// A new folder: files and folders may have been created in it
+			// before its watch was added.
 			t.mu.Lock()
 			err := t.add(e.Name)
 			t.mu.Unlock()
@@ -162,7 +170,7 @@ func (t *Tree) event(e fsnotify.Event, change func(Change), report func(error)) 
 			}
 		}
 	}
-	change(Change{Path: rel, Moved: e.Has(fsnotify.Create) || e.Has(fsnotify.Rename) || e.Has(fsnotify.Remove)})
+	change(Change{Path: rel, Moved: moved})
 }
 
 // Renew renews the watches of the top-level folders named (paths relative

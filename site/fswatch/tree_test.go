@@ -29,13 +29,17 @@ func TestEventFiltering(t *testing.T) {
 		}
 	}
 	j := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	if err := os.WriteFile(j("a/photos/real.jpg"), []byte("jpeg"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		ev   fsnotify.Event
 		want string // reported path, "" for none
 	}{
 		{"write", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Write}, "a/guide.json"},
-		{"create in nested folder", fsnotify.Event{Name: j("a/photos/x.jpg"), Op: fsnotify.Create}, "a/photos/x.jpg moved"},
+		{"create, gone before it is looked at", fsnotify.Event{Name: j("a/photos/x.jpg"), Op: fsnotify.Create}, "a/photos/x.jpg moved"},
+		{"file renamed into place: no watch moved", fsnotify.Event{Name: j("a/photos/real.jpg"), Op: fsnotify.Create}, "a/photos/real.jpg"},
 		{"rename away", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Rename}, "a/guide.json moved"},
 		{"remove bundle folder", fsnotify.Event{Name: j("a"), Op: fsnotify.Remove}, "a moved"},
 		{"chmod only", fsnotify.Event{Name: j("a/guide.json"), Op: fsnotify.Chmod}, ""},
