@@ -151,7 +151,6 @@ func (e *env) runDev(c *cli.Context) error {
 		Events:   parts.Events,
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
-		Clock:    e.clock,
 		Logger:   logger,
 		Stdout:   stdout,
 		Stderr:   e.stderr,

@@ -65,7 +65,6 @@ func (e *env) runWatch(c *cli.Context) error {
 		Events:   events,
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
-		Clock:    e.clock,
 		Logger:   logger,
 		Stdout:   e.stdout,
 		Stderr:   e.stderr,
@@ -78,7 +77,6 @@ type watchSetup struct {
 	Events   *sidecar.Events // nil: no ready events are queued
 	Poll     time.Duration   // > 0: poll instead of file system events
 	Debounce time.Duration
-	Clock    clock.Clock // nil: the system clock; Exporter.Clock should be the same
 	Logger   *slog.Logger
 	Stdout   io.Writer // the summary of the first export
 	Stderr   io.Writer // problems of rejected bundles
@@ -101,14 +99,16 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	if err != nil {
 		return err
 	}
-	s.Clock = clock.Or(s.Clock)
-	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, clock: s.Clock, unsent: map[string]bool{}}
+	// One clock for the exporter, the watcher and the retries: the
+	// exporter's, which its Validate requires.
+	clk := s.Exporter.Clock
+	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, clock: clk, unsent: map[string]bool{}}
 	// The watcher starts before the first export so that nothing uploaded
 	// during it is missed.
 	wcfg := watch.DefaultConfig()
 	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
 	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
-	wcfg.Jobs, wcfg.Clock, wcfg.Logger = s.Exporter.Jobs, s.Clock, s.Logger
+	wcfg.Jobs, wcfg.Clock, wcfg.Logger = s.Exporter.Jobs, clk, s.Logger
 	if err := validConfig(wcfg.Validate()); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ type exportHandler struct {
 	events   *sidecar.Events
 	logger   *slog.Logger
 	exported func(ids []string)
-	clock    clock.Clock // nil: clock.System()
+	clock    clock.Clock
 
 	mu     sync.Mutex
 	unsent map[string]bool // guide ids whose ready event could not be queued yet
@@ -243,7 +243,7 @@ func (h *exportHandler) afterExport(ctx context.Context, res exporter.GuideResul
 			h.logger.Error("ready event not queued; trying again", "guide", res.GuideID, "in", enqueueRetry.String(), "error", err.Error())
 		}
 		h.unsent[res.GuideID] = true
-		if soon := clock.Or(h.clock).Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
+		if soon := h.clock.Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
 			next = soon
 		}
 		return next

@@ -17,6 +17,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
@@ -77,7 +78,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer parts.Store.Close()
-	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: logger, unsent: map[string]bool{}}
+	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: logger, clock: clock.System(), unsent: map[string]bool{}}
 	queued := func() int {
 		t.Helper()
 		ds, err := parts.Queue.Deliveries(ctx, guideID)
@@ -123,7 +124,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer parts2.Store.Close()
-	h2 := &exportHandler{ex: tr2.exporter(t), events: parts2.Events, logger: logger, unsent: map[string]bool{}}
+	h2 := &exportHandler{ex: tr2.exporter(t), events: parts2.Events, logger: logger, clock: clock.System(), unsent: map[string]bool{}}
 	res, err := h2.ex.ExportBundle(ctx, folder)
 	if err != nil || !res.Changed {
 		t.Fatalf("second watcher's export: changed %v, %v", res != nil && res.Changed, err)
@@ -154,7 +155,7 @@ func TestExportHandlerRetriesUnqueuedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: slog.New(slog.NewTextHandler(&log, nil)), unsent: map[string]bool{}}
+	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: slog.New(slog.NewTextHandler(&log, nil)), clock: clock.System(), unsent: map[string]bool{}}
 	parts.Store.Close() // the store is unreachable
 	before := time.Now()
 	next, err := h.Changed(ctx, folder)
@@ -256,7 +257,6 @@ func TestWatchExpiry(t *testing.T) {
 		done <- watchAndExport(ctx, watchSetup{
 			Exporter: ecfg,
 			Debounce: watch.DefaultDebounce,
-			Clock:    clock,
 			Logger:   slog.New(slog.DiscardHandler),
 			Stdout:   io.Discard,
 			Stderr:   io.Discard,
