@@ -36,21 +36,22 @@ func (k Kind) String() string {
 	return "kind" + strconv.Itoa(int(k))
 }
 
-// Hidden features a view may list; a hidden feature is left out of every page.
+// Hidden features a view may list (package site's); a hidden feature is
+// left out of every page.
 const (
-	HideMeasurements   = "measurements"
-	HideRoomDimensions = "roomDimensions"
-	HideAddress        = "address"
-	HideFloorPlans     = "floorPlans"
-	HidePhotos         = "photos"
-	HideVideo          = "video"
-	HideAutofill       = "autofill"
+	HideMeasurements   = site.HideMeasurements
+	HideRoomDimensions = site.HideRoomDimensions
+	HideAddress        = site.HideAddress
+	HideFloorPlans     = site.HideFloorPlans
+	HidePhotos         = site.HidePhotos
+	HideVideo          = site.HideVideo
+	HideAutofill       = site.HideAutofill
 )
 
-// Units systems.
+// Units systems (package site's).
 const (
-	Imperial = "imperial"
-	Metric   = "metric"
+	Imperial = site.UnitsImperial
+	Metric   = site.UnitsMetric
 )
 
 // Docs are the view's already rendered public documents.
