@@ -7,8 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,4 +154,87 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSignInFlood sends 30 sign-ins at once, from 30 client
+// addresses for 30 owners (so no throttle applies and every one needs a
+// 64 MiB argon2id check), with the default hash memory budget, while one
+// client calls the Portal API in a loop. It reports the process's peak
+// resident memory during the flood (Linux: VmHWM, reset before each
+// round), how many sign-ins were answered 503 (busy), and the slowest
+// Portal API answer.
+func BenchmarkSignInFlood(b *testing.B) {
+	e := newOAuthEnv(b, storetestSQLite(b))
+	alice := e.newCred("alice", apitoken.ScopeEvents)
+	a := e.newSignInAttempt(b)
+	var peakKiB, busy int
+	var slowest time.Duration
+	for b.Loop() {
+		resetPeakRSS(b)
+		stop := make(chan struct{})
+		portalDone := make(chan time.Duration)
+		go func() {
+			var worst time.Duration
+			for {
+				select {
+				case <-stop:
+					portalDone <- worst
+					return
+				default:
+				}
+				req, _ := http.NewRequest("GET", e.http.URL+eventPath, nil)
+				req.Header.Set(HeaderAppID, alice.appID)
+				req.Header.Set(HeaderAppToken, alice.token)
+				t0 := time.Now()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != 200 {
+					b.Errorf("Portal API during the flood: %v %v", resp, err)
+				} else {
+					resp.Body.Close()
+				}
+				worst = max(worst, time.Since(t0))
+			}
+		}()
+		counts := concurrently(b, a, 30, func(i int) (string, string) {
+			return fmt.Sprintf("owner-%d", i), fmt.Sprintf("127.0.3.%d", 10+i)
+		})
+		close(stop)
+		slowest = max(slowest, <-portalDone)
+		if counts[401]+counts[503] != 30 {
+			b.Fatalf("answers by status %v", counts)
+		}
+		busy += counts[503]
+		peakKiB = max(peakKiB, peakRSSKiB(b))
+	}
+	b.ReportMetric(float64(peakKiB)/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(busy)/float64(b.N), "busy/op")
+	b.ReportMetric(float64(slowest.Milliseconds()), "max-portal-ms")
+}
+
+// resetPeakRSS resets the process's peak resident set size (Linux 4.0+),
+// or skips the benchmark where that cannot be done.
+func resetPeakRSS(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("cannot reset the peak RSS: %v", err)
+	}
+}
+
+// peakRSSKiB returns VmHWM, the peak resident set size since the last
+// reset, in KiB.
+func peakRSSKiB(b *testing.B) int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -51,13 +51,23 @@ func (c *callback) query() url.Values {
 	return c.last
 }
 
-func newOAuthEnv(t *testing.T, dsn string, scopes ...string) *oauthEnv {
+func newOAuthEnv(t testing.TB, dsn string, scopes ...string) *oauthEnv {
+	t.Helper()
+	return newOAuthEnvWith(t, dsn, nil, scopes...)
+}
+
+// newOAuthEnvWith is newOAuthEnv with the authorization server's
+// configuration changed by mod (when not nil).
+func newOAuthEnvWith(t testing.TB, dsn string, mod func(*oauth.Config), scopes ...string) *oauthEnv {
 	t.Helper()
 	e := &oauthEnv{env: newEnv(t, dsn, nil)}
 	ctx := context.Background()
 	ocfg := oauth.DefaultConfig()
 	ocfg.Now = e.clock.Now
 	ocfg.Logger = slog.New(slog.DiscardHandler)
+	if mod != nil {
+		mod(&ocfg)
+	}
 	// The HTTP server's URL is only known once it runs: serve through a
 	// handler set below.
 	var h http.Handler

@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/ory/fosite"
@@ -27,7 +29,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.authorizeError(w, r, ar, err)
 		return
 	}
-	owner := s.cookies.session(r)
+	owner := s.session(r)
 	if owner == "" {
 		http.Redirect(w, r, PathSignIn+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return
@@ -62,7 +64,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		s.authorizeError(w, r, ar, err)
 		return
 	}
-	owner := s.cookies.session(r)
+	owner := s.session(r)
 	if owner == "" {
 		http.Redirect(w, r, PathSignIn+"?next="+url.QueryEscape(PathAuthorize+"?"+r.URL.RawQuery), http.StatusSeeOther)
 		return
@@ -135,9 +137,12 @@ func (s *Server) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 		CSRF: csrf, Next: next, Username: username, Error: msg}, "")
 }
 
-// handleSignIn checks an owner's password. Failures are throttled per
-// owner and per address: past the limit an attempt is refused without
-// checking the password. An unknown owner costs the same as a wrong
+// handleSignIn checks an owner's password. Every attempt is counted per
+// owner and per address before its password is checked: past the limit an
+// attempt is refused (429) without checking the password, however many
+// arrive together, and a right password gives its attempt back. The check
+// itself waits for its share of the hash memory budget, or is answered 503
+// (docs/oauth.md#throttling). An unknown owner costs the same as a wrong
 // password, and gets the same answer.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil || !s.cookies.checkCSRF(r) {
@@ -146,46 +151,81 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next, username := r.PostForm.Get("next"), strings.TrimSpace(r.PostForm.Get("username"))
-	keys := []string{"owner:" + username, "addr:" + remoteIP(r)}
-	if blocked, _ := s.throttle.blocked(keys...); blocked {
-		s.logger.Warn("oauth sign-in throttled", "owner", username, "addr", remoteIP(r))
+	addr := remoteIP(r)
+	attempt, until := s.throttle.admit("owner:"+username, "addr:"+addr)
+	if attempt == nil {
+		s.logger.Warn("oauth sign-in throttled", "owner", username, "addr", addr)
+		w.Header().Set("Retry-After", retryAfter(until.Sub(s.cfg.Now())))
 		s.signInForm(w, r, http.StatusTooManyRequests, next, username,
 			"Too many failed sign-ins. Wait a minute and try again.")
 		return
 	}
-	ok, err := s.checkOwner(r.Context(), username, r.PostForm.Get("password"))
+	hash, ok, err := s.checkOwner(r.Context(), username, r.PostForm.Get("password"))
+	if errors.Is(err, errBusy) {
+		attempt.giveBack()
+		s.logger.Warn("oauth sign-in refused: password checks busy", "owner", username, "addr", addr)
+		w.Header().Set("Retry-After", retryAfter(s.cfg.PasswordHashWait))
+		s.signInForm(w, r, http.StatusServiceUnavailable, next, username,
+			"Too many sign-ins at once. Try again in a few seconds.")
+		return
+	}
 	if err != nil {
+		attempt.giveBack()
 		s.serverError(w, err)
 		return
 	}
 	if !ok {
-		s.throttle.fail(keys...)
-		s.logger.Info("oauth sign-in failed", "owner", username, "addr", remoteIP(r))
+		s.logger.Info("oauth sign-in failed", "owner", username, "addr", addr)
 		s.signInForm(w, r, http.StatusUnauthorized, next, username, "The owner name or password is wrong.")
 		return
 	}
+	attempt.giveBack()
 	if _, ok := authorizeClient(next); !ok {
 		s.signInForm(w, r, http.StatusBadRequest, next, username, "")
 		return
 	}
-	s.cookies.setSession(w, r, username)
+	s.cookies.setSession(w, r, username, hash)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (s *Server) checkOwner(ctx context.Context, owner, password string) (bool, error) {
-	hash, err := s.store.OwnerPassword(ctx, owner)
-	unknown := errors.Is(err, store.ErrNotFound)
+// retryAfter is a Retry-After value (whole seconds, at least 1) for d.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+}
+
+// checkOwner checks password against owner's hash within the hash memory
+// budget, and returns the hash when it matches. An unknown owner is
+// checked against a dummy hash. err is a store failure, or errBusy.
+func (s *Server) checkOwner(ctx context.Context, owner, password string) (hash string, ok bool, err error) {
+	hash, err = s.store.OwnerPassword(ctx, owner)
+	unknown := errors.Is(err, store.ErrNotFound) || owner == ""
 	if err != nil && !unknown {
-		return false, err
+		return "", false, err
 	}
-	if unknown || owner == "" {
+	if unknown {
 		hash = dummyHash()
 	}
-	ok, err := CheckPassword(hash, password)
-	if err != nil {
-		return false, err
+	ok, err = s.hashes.check(ctx, hash, password)
+	if err != nil || !ok || unknown {
+		return "", false, err
 	}
-	return ok && !unknown && owner != "", nil
+	return hash, true, nil
+}
+
+// session returns the owner signed in on r's browser, or "": the session
+// cookie must be valid, unexpired and made under the owner's current
+// password, which is read from the store on every use.
+func (s *Server) session(r *http.Request) string {
+	return s.cookies.session(r, func(owner string) (string, bool) {
+		hash, err := s.store.OwnerPassword(r.Context(), owner)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				s.logger.Error("oauth session: reading the owner failed", "err", err)
+			}
+			return "", false
+		}
+		return hash, true
+	})
 }
 
 // authorizeClient returns the client id of next when next is a local

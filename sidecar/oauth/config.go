@@ -23,6 +23,13 @@ type Config struct {
 	// SignInFailures is how many wrong passwords an owner, or an address,
 	// may send in a minute; the next attempt is refused unchecked.
 	SignInFailures int
+	// PasswordHashMemoryMiB is how much memory password checks may take
+	// together, in MiB (default 256). Each check of a guidepub password
+	// takes 64 MiB while it runs, so the default lets 4 run at once.
+	PasswordHashMemoryMiB int
+	// PasswordHashWait is how long a sign-in waits for its password check
+	// to start (default 3 s) before it is answered 503 with Retry-After.
+	PasswordHashWait time.Duration
 	// Now is the clock tokens and sessions are checked against.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -37,6 +44,8 @@ func DefaultConfig() Config {
 		AuthorizeCodeLifespan: 10 * time.Minute,
 		SessionLifespan:       time.Hour,
 		SignInFailures:        5,
+		PasswordHashMemoryMiB: 256,
+		PasswordHashWait:      3 * time.Second,
 		Now:                   time.Now,
 		Logger:                slog.Default(),
 	}
@@ -59,6 +68,12 @@ func (c Config) Validate() error {
 	}
 	if c.SignInFailures < 1 {
 		return fmt.Errorf("oauth: sign-in failures %d: want at least 1", c.SignInFailures)
+	}
+	if c.PasswordHashMemoryMiB < argonMemory/1024 {
+		return fmt.Errorf("oauth: password hash memory %d MiB: want at least %d, the memory of one check", c.PasswordHashMemoryMiB, argonMemory/1024)
+	}
+	if c.PasswordHashWait <= 0 {
+		return fmt.Errorf("oauth: password hash wait %s: want more than 0", c.PasswordHashWait)
 	}
 	if c.Now == nil || c.Logger == nil {
 		return fmt.Errorf("oauth: a clock and a logger are required")

@@ -1,10 +1,15 @@
 package oauth
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,24 +44,116 @@ func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	th := newThrottle(5, time.Minute, func() time.Time { return now })
 	for i := range 5 {
-		if b, _ := th.blocked("owner:a", "addr:1"); b {
-			t.Fatalf("blocked after %d failures", i)
+		if a, _ := th.admit("owner:a", "addr:1"); a == nil {
+			t.Fatalf("refused after %d failures", i)
 		}
-		th.fail("owner:a", "addr:1")
 	}
-	if b, until := th.blocked("owner:a"); !b || !until.Equal(now.Add(time.Minute)) {
-		t.Fatalf("blocked = %v until %v after 5 failures, want blocked for the minute", b, until)
+	if a, until := th.admit("owner:a"); a != nil || !until.Equal(now.Add(time.Minute)) {
+		t.Fatalf("admitted %v until %v after 5 failures, want refused for the minute", a != nil, until)
 	}
-	if b, _ := th.blocked("owner:b", "addr:1"); !b {
-		t.Error("another owner from the same address is not blocked")
+	if a, _ := th.admit("owner:b", "addr:1"); a != nil {
+		t.Error("another owner from the same address is admitted")
 	}
-	if b, _ := th.blocked("owner:b", "addr:2"); b {
-		t.Error("another owner from another address is blocked")
+	if a, _ := th.admit("owner:b", "addr:2"); a == nil {
+		t.Error("another owner from another address is refused")
+	} else {
+		a.giveBack()
+	}
+	if a, _ := th.admit("owner:b", "addr:1"); a != nil {
+		t.Error("a refused attempt was counted against owner:b only, or given back twice")
 	}
 	now = now.Add(time.Minute)
-	if b, _ := th.blocked("owner:a", "addr:1"); b {
-		t.Error("still blocked once the minute is over")
+	if a, _ := th.admit("owner:a", "addr:1"); a == nil {
+		t.Error("still refused once the minute is over")
 	}
+}
+
+// TestThrottleGiveBack: a right password gives its attempt back, so an
+// owner who signs in does not use up the window; a refused attempt (not
+// admitted) counts nothing.
+func TestThrottleGiveBack(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	th := newThrottle(2, time.Minute, func() time.Time { return now })
+	for range 10 {
+		a, _ := th.admit("owner:a")
+		if a == nil {
+			t.Fatal("refused although every attempt was given back")
+		}
+		a.giveBack()
+	}
+	a1, _ := th.admit("owner:a")
+	now = now.Add(time.Minute) // a new window
+	a2, _ := th.admit("owner:a")
+	a3, _ := th.admit("owner:a")
+	a1.giveBack() // from the old window: must not free a place in the new one
+	if a, _ := th.admit("owner:a"); a != nil || a2 == nil || a3 == nil {
+		t.Fatal("an attempt of an ended window was given back into the new one")
+	}
+}
+
+// TestThrottleConcurrent: attempts admitted at once never exceed the
+// limit, whatever the interleaving.
+func TestThrottleConcurrent(t *testing.T) {
+	th := newThrottle(5, time.Minute, time.Now)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, _ := th.admit("owner:a", fmt.Sprintf("addr:%d", i)); a != nil {
+				admitted.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := admitted.Load(); n != 5 {
+		t.Fatalf("%d attempts admitted at once, want 5", n)
+	}
+}
+
+// TestHashLimiter: 30 password checks at once never hold more than the
+// memory budget (here 2 of guidepub's 64 MiB hashes), all are answered
+// correctly, and a check that cannot start in time is refused with
+// errBusy.
+func TestHashLimiter(t *testing.T) {
+	hash, err := HashPassword("the right password here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newHashLimiter(2*argonMemory/1024, time.Minute)
+	var wg sync.WaitGroup
+	var wrong atomic.Int64
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pw := "a wrong password here"
+			if i%3 == 0 {
+				pw = "the right password here"
+			}
+			ok, err := l.check(context.Background(), hash, pw)
+			if err != nil || ok != (i%3 == 0) {
+				wrong.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wrong.Load() != 0 {
+		t.Fatalf("%d checks answered wrongly", wrong.Load())
+	}
+	if p := l.peak.Load(); p > l.budgetKiB || p < argonMemory {
+		t.Fatalf("peak %d KiB of hash memory held at once, want at most the budget %d KiB", p, l.budgetKiB)
+	}
+
+	busy := newHashLimiter(argonMemory/1024, 10*time.Millisecond)
+	if err := busy.sem.Acquire(context.Background(), busy.budgetKiB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := busy.check(context.Background(), hash, "x"); !errors.Is(err, errBusy) {
+		t.Fatalf("check with the budget in use: %v, want errBusy", err)
+	}
+	busy.sem.Release(busy.budgetKiB)
 }
 
 func TestSessionCookie(t *testing.T) {
@@ -64,29 +161,36 @@ func TestSessionCookie(t *testing.T) {
 	k := &cookieKeys{key: []byte("0123456789abcdef0123456789abcdef"), now: func() time.Time { return now }, sessionLifespan: time.Hour}
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest("GET", "https://api.example.com/oauth/authorize", nil)
-	k.setSession(w, r, "alice")
+	k.setSession(w, r, "alice", "hash-1")
 	c := w.Result().Cookies()[0]
 	if !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/oauth/" {
 		t.Errorf("cookie %+v: want Secure, HttpOnly, SameSite=Lax, path /oauth/", c)
 	}
+	current := "hash-1"
+	hashOf := func(owner string) (string, bool) { return current, owner == "alice" }
 	with := func(v string) *http.Request {
 		r := httptest.NewRequest("GET", "https://api.example.com/oauth/authorize", nil)
 		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: v})
 		return r
 	}
-	if got := k.session(with(c.Value)); got != "alice" {
+	if got := k.session(with(c.Value), hashOf); got != "alice" {
 		t.Fatalf("session = %q, want alice", got)
 	}
 	forged := b64.EncodeToString([]byte("mallory")) + c.Value[strings.Index(c.Value, "."):]
-	if got := k.session(with(forged)); got != "" {
+	if got := k.session(with(forged), hashOf); got != "" {
 		t.Errorf("a cookie with another owner name was accepted as %q", got)
 	}
+	current = "hash-2" // the password changed
+	if got := k.session(with(c.Value), hashOf); got != "" {
+		t.Errorf("a session made before the password changed was accepted as %q", got)
+	}
+	current = "hash-1"
 	now = now.Add(time.Hour)
-	if got := k.session(with(c.Value)); got != "" {
+	if got := k.session(with(c.Value), hashOf); got != "" {
 		t.Errorf("an expired session was accepted as %q", got)
 	}
 	loop := httptest.NewRecorder()
-	k.setSession(loop, httptest.NewRequest("GET", "http://127.0.0.1:8080/oauth/authorize", nil), "alice")
+	k.setSession(loop, httptest.NewRequest("GET", "http://127.0.0.1:8080/oauth/authorize", nil), "alice", "hash-1")
 	if loop.Result().Cookies()[0].Secure {
 		t.Error("a loopback request got a Secure cookie: guidepub dev over http could not sign in")
 	}
@@ -142,6 +246,8 @@ func TestConfigValidate(t *testing.T) {
 		"access ttl":    func(c *Config) { c.AccessTokenLifespan = 0 },
 		"refresh ttl":   func(c *Config) { c.RefreshTokenLifespan = -time.Second },
 		"failures":      func(c *Config) { c.SignInFailures = 0 },
+		"hash memory":   func(c *Config) { c.PasswordHashMemoryMiB = 32 },
+		"hash wait":     func(c *Config) { c.PasswordHashWait = 0 },
 		"clock missing": func(c *Config) { c.Now = nil },
 	} {
 		c := DefaultConfig()

@@ -51,30 +51,50 @@ var errBadHash = errors.New("unreadable password hash")
 // constant-time comparison of the derived keys. The hash's own parameters
 // are used, so hashes made with other parameters keep working.
 func CheckPassword(encoded, password string) (bool, error) {
+	h, err := parseHash(encoded)
+	if err != nil {
+		return false, err
+	}
+	return h.matches(password), nil
+}
+
+// argonHash is a decoded argon2id hash in the PHC string format.
+type argonHash struct {
+	memKiB, iters uint32
+	threads       uint8
+	salt, key     []byte
+}
+
+// parseHash decodes an encoded argon2id hash, or returns errBadHash.
+func parseHash(encoded string) (argonHash, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false, errBadHash
+		return argonHash{}, errBadHash
 	}
 	var version int
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
-		return false, errBadHash
+		return argonHash{}, errBadHash
 	}
-	var mem, iters uint32
-	var threads uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &iters, &threads); err != nil || mem == 0 || iters == 0 || threads == 0 {
-		return false, errBadHash
+	var h argonHash
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &h.memKiB, &h.iters, &h.threads); err != nil || h.memKiB == 0 || h.iters == 0 || h.threads == 0 {
+		return argonHash{}, errBadHash
 	}
 	b64 := base64.RawStdEncoding
-	salt, err := b64.DecodeString(parts[4])
-	if err != nil {
-		return false, errBadHash
+	var err error
+	if h.salt, err = b64.DecodeString(parts[4]); err != nil {
+		return argonHash{}, errBadHash
 	}
-	want, err := b64.DecodeString(parts[5])
-	if err != nil || len(want) == 0 {
-		return false, errBadHash
+	if h.key, err = b64.DecodeString(parts[5]); err != nil || len(h.key) == 0 {
+		return argonHash{}, errBadHash
 	}
-	got := argon2.IDKey([]byte(password), salt, iters, mem, threads, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	return h, nil
+}
+
+// matches derives the key of password (taking h.memKiB of memory for the
+// time it runs) and compares it with h's in constant time.
+func (h argonHash) matches(password string) bool {
+	got := argon2.IDKey([]byte(password), h.salt, h.iters, h.memKiB, h.threads, uint32(len(h.key)))
+	return subtle.ConstantTimeCompare(got, h.key) == 1
 }
 
 // dummyHash is checked against when an owner has no password, so that a

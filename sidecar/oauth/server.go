@@ -44,6 +44,7 @@ type Server struct {
 	logger   *slog.Logger
 	cookies  *cookieKeys
 	throttle *throttle
+	hashes   *hashLimiter
 
 	lastSweep atomic.Int64 // unix seconds of the last removal of expired tokens
 }
@@ -102,6 +103,7 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 		cfg: cfg, store: st, storage: stor, provider: provider, strategy: strategy, logger: cfg.Logger,
 		cookies:  &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
 		throttle: newThrottle(cfg.SignInFailures, time.Minute, cfg.Now),
+		hashes:   newHashLimiter(cfg.PasswordHashMemoryMiB, cfg.PasswordHashWait),
 	}, nil
 }
 

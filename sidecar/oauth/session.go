@@ -38,17 +38,20 @@ func (k *cookieKeys) mac(parts ...string) []byte {
 	return m.Sum(nil)
 }
 
-// setSession signs owner in on this browser.
-func (k *cookieKeys) setSession(w http.ResponseWriter, r *http.Request, owner string) {
+// setSession signs owner in on this browser. The session is bound to the
+// owner's password hash at sign-in: once the password changes (a new hash,
+// with a new salt, even for the same password), the session ends.
+func (k *cookieKeys) setSession(w http.ResponseWriter, r *http.Request, owner, passwordHash string) {
 	exp := strconv.FormatInt(k.now().Add(k.sessionLifespan).Unix(), 10)
 	o := b64.EncodeToString([]byte(owner))
-	v := o + "." + exp + "." + b64.EncodeToString(k.mac("session", o, exp))
+	v := o + "." + exp + "." + b64.EncodeToString(k.mac("session", o, exp, passwordHash))
 	http.SetCookie(w, k.cookie(r, sessionCookie, v, int(k.sessionLifespan.Seconds())))
 }
 
 // session returns the signed-in owner, or "" when there is no valid,
-// unexpired session cookie.
-func (k *cookieKeys) session(r *http.Request) string {
+// unexpired session cookie made under the owner's current password hash,
+// which passwordHash returns (false when the owner has none).
+func (k *cookieKeys) session(r *http.Request, passwordHash func(owner string) (string, bool)) string {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return ""
@@ -61,16 +64,20 @@ func (k *cookieKeys) session(r *http.Request) string {
 	if !ok {
 		return ""
 	}
-	got, err := b64.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, k.mac("session", o, exp)) {
-		return ""
-	}
 	until, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil || !k.now().Before(time.Unix(until, 0)) {
 		return ""
 	}
 	owner, err := b64.DecodeString(o)
 	if err != nil {
+		return ""
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil {
+		return ""
+	}
+	hash, ok := passwordHash(string(owner))
+	if !ok || !hmac.Equal(got, k.mac("session", o, exp, hash)) {
 		return ""
 	}
 	return string(owner)
