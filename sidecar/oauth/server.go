@@ -169,6 +169,17 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
+	if errors.Is(err, errRedeemed) || errors.Is(err, fosite.ErrInvalidatedAuthorizeCode) {
+		// Another request redeemed this code or refresh token after fosite
+		// first checked it (fosite reads the code again before spending
+		// it, and would call that a server error): this one is a reuse,
+		// and the grant is revoked (RFC 6749 §4.1.2, RFC 9700 §4.14.2),
+		// the winner's new tokens included.
+		if rerr := s.store.RevokeGrant(ctx, ar.GetID()); rerr != nil {
+			s.logger.Error("oauth: revoking a reused grant failed", "err", rerr)
+		}
+		err = fosite.ErrInvalidGrant.WithHint("The authorization code or refresh token has already been used.").WithWrap(err)
+	}
 	if err != nil {
 		s.logRFCError("token response refused", err)
 		s.provider.WriteAccessError(ctx, w, ar, err)

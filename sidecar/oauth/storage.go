@@ -12,6 +12,7 @@ import (
 	"github.com/ory/fosite"
 	"github.com/ory/fosite/handler/oauth2"
 	"github.com/ory/fosite/handler/pkce"
+	fositestorage "github.com/ory/fosite/storage"
 )
 
 // Token kinds as stored in guidepub_oauth_token.kind.
@@ -37,7 +38,27 @@ var (
 	_ oauth2.CoreStorage            = (*storage)(nil)
 	_ oauth2.TokenRevocationStorage = (*storage)(nil)
 	_ pkce.PKCERequestStorage       = (*storage)(nil)
+	_ fositestorage.Transactional   = (*storage)(nil)
 )
+
+// errRedeemed is returned when a code or refresh token was spent by
+// another request between fosite's check of it and its redemption: the
+// token endpoint answers invalid_grant and revokes the grant, as for any
+// reuse.
+var errRedeemed = errors.New("oauth: the code or refresh token was redeemed by another request")
+
+// BeginTX begins the transaction fosite runs a redemption in (spending the
+// code or refresh token and storing the new tokens), carried by the
+// returned context.
+func (s *storage) BeginTX(ctx context.Context) (context.Context, error) {
+	return s.st.BeginInContext(ctx)
+}
+
+// Commit commits the transaction ctx carries.
+func (s *storage) Commit(ctx context.Context) error { return s.st.CommitInContext(ctx) }
+
+// Rollback rolls back the transaction ctx carries.
+func (s *storage) Rollback(ctx context.Context) error { return s.st.RollbackInContext(ctx) }
 
 // storedRequest is what is kept of a fosite.Requester: everything but the
 // client, which is read again from the store (so a revoked app is noticed).
@@ -186,10 +207,12 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, _ fo
 	return s.get(ctx, kindCode, code, fosite.ErrInvalidatedAuthorizeCode)
 }
 
-// InvalidateAuthorizeCodeSession marks a code used; the row stays so that a
-// second use is recognised.
+// InvalidateAuthorizeCodeSession spends a code, in the redemption's
+// transaction; the row stays so that a second use is recognised. Of
+// redemptions racing for one code exactly one spends it; the others get
+// errRedeemed.
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	return notFound(s.st.DeactivateGrantToken(ctx, kindCode, code))
+	return spendErr(s.st.SpendGrantToken(ctx, kindCode, code))
 }
 
 // CreatePKCERequestSession stores the PKCE challenge of a code.
@@ -202,10 +225,12 @@ func (s *storage) GetPKCERequestSession(ctx context.Context, signature string, _
 	return s.get(ctx, kindPKCE, signature, nil)
 }
 
-// DeletePKCERequestSession removes a PKCE challenge once its code is used.
-func (s *storage) DeletePKCERequestSession(ctx context.Context, signature string) error {
-	return s.st.DeleteGrantToken(ctx, kindPKCE, signature)
-}
+// DeletePKCERequestSession keeps the PKCE challenge: it is removed with the
+// code when both expire. fosite calls it after checking the verifier and
+// before the redemption's transaction, so deleting it would make a racing
+// exchange of the same code fail there, without being recognised as a
+// reuse; spending the code is what decides the race.
+func (s *storage) DeletePKCERequestSession(context.Context, string) error { return nil }
 
 // CreateAccessTokenSession stores an access token's request.
 func (s *storage) CreateAccessTokenSession(ctx context.Context, signature string, req fosite.Requester) error {
@@ -233,15 +258,24 @@ func (s *storage) GetRefreshTokenSession(ctx context.Context, signature string, 
 	return s.get(ctx, kindRefresh, signature, fosite.ErrInactiveToken)
 }
 
-// DeleteRefreshTokenSession removes a refresh token.
+// DeleteRefreshTokenSession deactivates a refresh token; fosite calls it on
+// a reused one. The row stays until it expires, so that each later reuse
+// is recognised as one too, and a redemption racing with it sees the token
+// spent rather than gone.
 func (s *storage) DeleteRefreshTokenSession(ctx context.Context, signature string) error {
-	return s.st.DeleteGrantToken(ctx, kindRefresh, signature)
+	err := s.st.SpendGrantToken(ctx, kindRefresh, signature)
+	if errors.Is(err, store.ErrSpent) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // RotateRefreshToken spends the refresh token used (it stays, inactive, so
-// its reuse is recognised) and revokes the grant's earlier access tokens.
+// its reuse is recognised) and revokes the grant's earlier access tokens,
+// in the redemption's transaction. Of refreshes racing with one token
+// exactly one spends it; the others get errRedeemed.
 func (s *storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
-	if err := notFound(s.st.DeactivateGrantToken(ctx, kindRefresh, signature)); err != nil {
+	if err := spendErr(s.st.SpendGrantToken(ctx, kindRefresh, signature)); err != nil {
 		return err
 	}
 	return s.RevokeAccessToken(ctx, requestID)
@@ -257,9 +291,13 @@ func (s *storage) RevokeAccessToken(ctx context.Context, requestID string) error
 	return s.st.DeactivateGrant(ctx, kindAccess, requestID)
 }
 
-func notFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fosite.ErrNotFound
+// spendErr maps SpendGrantToken's errors for a code or refresh token that
+// fosite has just read as active: spent or gone since (a reuse spent the
+// rest of the grant, the sweep removed it), another request got there
+// first, and it is errRedeemed.
+func spendErr(err error) error {
+	if errors.Is(err, store.ErrSpent) || errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errRedeemed, err)
 	}
 	return err
 }

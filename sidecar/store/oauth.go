@@ -212,25 +212,63 @@ func (s *Store) GrantToken(ctx context.Context, kind, signature string) (GrantTo
 	return t, nil
 }
 
-// DeactivateGrantToken marks one token inactive (a spent code or refresh
-// token stays, so that its reuse can be recognised). ErrNotFound if absent.
-func (s *Store) DeactivateGrantToken(ctx context.Context, kind, signature string) error {
-	n, err := s.Exec(ctx, `UPDATE guidepub_oauth_token SET active = 0 WHERE kind = ? AND signature = ?`, kind, signature)
+// ErrSpent is returned by SpendGrantToken for a token that was already
+// spent (a used code, a rotated refresh token) or revoked.
+var ErrSpent = errors.New("already spent")
+
+// SpendGrantToken marks one active token inactive (a spent code or refresh
+// token stays, so that its reuse can be recognised). The update is
+// conditional on the row being active and its effect is checked, so of
+// many callers spending one token at once exactly one succeeds, on SQLite
+// (writers take turns) and on PostgreSQL (the row lock makes the losers
+// wait, then see the row inactive). It returns ErrSpent to the others, and
+// ErrNotFound when there is no such token.
+func (s *Store) SpendGrantToken(ctx context.Context, kind, signature string) error {
+	n, err := s.Exec(ctx, `UPDATE guidepub_oauth_token SET active = 0 WHERE kind = ? AND signature = ? AND active = 1`, kind, signature)
 	if err != nil {
-		return fmt.Errorf("deactivate %s token: %w", kind, err)
+		return fmt.Errorf("spend %s token: %w", kind, err)
 	}
-	if n == 0 {
-		return fmt.Errorf("deactivate %s token: %w", kind, ErrNotFound)
+	if n == 1 {
+		return nil
 	}
-	return nil
+	var active int64
+	if err := s.QueryRow(ctx, `SELECT active FROM guidepub_oauth_token WHERE kind = ? AND signature = ?`, kind, signature).Scan(&active); err != nil {
+		return fmt.Errorf("spend %s token: %w", kind, err)
+	}
+	return fmt.Errorf("spend %s token: %w", kind, ErrSpent)
 }
 
 // DeactivateGrant marks every token of kind issued under requestID inactive.
 func (s *Store) DeactivateGrant(ctx context.Context, kind, requestID string) error {
-	if _, err := s.Exec(ctx, `UPDATE guidepub_oauth_token SET active = 0 WHERE kind = ? AND request_id = ?`, kind, requestID); err != nil {
+	if err := s.deactivateTokens(ctx, `kind = ? AND request_id = ?`, kind, requestID); err != nil {
 		return fmt.Errorf("revoke %s tokens of grant: %w", kind, err)
 	}
 	return nil
+}
+
+// RevokeGrant marks every token issued under requestID inactive, of every
+// kind: the whole grant.
+func (s *Store) RevokeGrant(ctx context.Context, requestID string) error {
+	if err := s.deactivateTokens(ctx, `request_id = ?`, requestID); err != nil {
+		return fmt.Errorf("revoke grant: %w", err)
+	}
+	return nil
+}
+
+// deactivateTokens marks the active tokens matching where inactive. Several
+// requests revoke one grant at once when a code or refresh token is
+// reused; on PostgreSQL each locks the rows in one order (kind, signature)
+// first, since updates locking them in scan order deadlock one another.
+// SQLite runs one writer at a time.
+func (s *Store) deactivateTokens(ctx context.Context, where string, args ...any) error {
+	q := `UPDATE guidepub_oauth_token SET active = 0 WHERE ` + where + ` AND active = 1`
+	if s.dialect == Postgres {
+		q = `UPDATE guidepub_oauth_token SET active = 0 WHERE (kind, signature) IN (
+			SELECT kind, signature FROM guidepub_oauth_token WHERE ` + where + ` AND active = 1
+			ORDER BY kind, signature FOR UPDATE)`
+	}
+	_, err := s.Exec(ctx, q, args...)
+	return err
 }
 
 // DeleteGrantToken removes one token; removing an absent one is no error.

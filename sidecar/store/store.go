@@ -253,9 +253,12 @@ func (s *Store) rebind(q string) string {
 	return b.String()
 }
 
-// Exec runs query outside a transaction and returns the rows it affected,
-// or the driver's error.
+// Exec runs query outside a transaction (or in the one ctx carries, see
+// BeginInContext) and returns the rows it affected, or the driver's error.
 func (s *Store) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if tx := txFrom(ctx); tx != nil {
+		return tx.Exec(ctx, query, args...)
+	}
 	if s.pool != nil {
 		tag, err := s.pool.Exec(ctx, s.rebind(query), args...)
 		return tag.RowsAffected(), err
@@ -267,18 +270,24 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) (int64, err
 	return res.RowsAffected()
 }
 
-// QueryRow runs query outside a transaction; its Scan returns ErrNotFound
-// for no row, else the driver's error.
+// QueryRow runs query outside a transaction (or in the one ctx carries);
+// its Scan returns ErrNotFound for no row, else the driver's error.
 func (s *Store) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if tx := txFrom(ctx); tx != nil {
+		return tx.QueryRow(ctx, query, args...)
+	}
 	if s.pool != nil {
 		return pgRow{s.pool.QueryRow(ctx, s.rebind(query), args...)}
 	}
 	return sqlRow{s.db.QueryRowContext(ctx, query, args...)}
 }
 
-// Query runs query outside a transaction and returns its rows (to be
-// closed), or the driver's error.
+// Query runs query outside a transaction (or in the one ctx carries) and
+// returns its rows (to be closed), or the driver's error.
 func (s *Store) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if tx := txFrom(ctx); tx != nil {
+		return tx.Query(ctx, query, args...)
+	}
 	if s.pool != nil {
 		rows, err := s.pool.Query(ctx, s.rebind(query), args...)
 		if err != nil {
@@ -296,8 +305,12 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (Rows, err
 // InTx runs fn in a transaction, committed when fn returns nil and rolled
 // back otherwise. It returns fn's error or the commit's. On SQLite the
 // transaction takes the write lock at BEGIN (BEGIN IMMEDIATE), so two
-// processes never deadlock upgrading a read lock.
+// processes never deadlock upgrading a read lock. When ctx carries a
+// transaction (BeginInContext), fn runs in it and it is left open.
 func (s *Store) InTx(ctx context.Context, fn func(tx Tx) error) error {
+	if tx := txFrom(ctx); tx != nil {
+		return fn(tx)
+	}
 	if s.pool != nil {
 		tx, err := s.pool.Begin(ctx)
 		if err != nil {
@@ -326,6 +339,76 @@ func (s *Store) InTx(ctx context.Context, fn func(tx Tx) error) error {
 	return nil
 }
 
+// ctxTx is the transaction a context carries, with what ends it.
+type ctxTx struct {
+	Tx
+	commit, rollback func(context.Context) error
+}
+
+type ctxTxKey struct{}
+
+func txFrom(ctx context.Context) *ctxTx {
+	tx, _ := ctx.Value(ctxTxKey{}).(*ctxTx)
+	return tx
+}
+
+// BeginInContext begins a transaction and returns a context carrying it:
+// every query the Store runs with that context (and so every Store method
+// given it) runs in the transaction, until CommitInContext or
+// RollbackInContext ends it. It is for libraries that hand transactions
+// around in contexts, such as fosite's storage.Transactional. On SQLite
+// the transaction holds the one connection: nothing may query the Store
+// with another context before it ends. It returns an error when ctx
+// already carries a transaction, or the driver's.
+func (s *Store) BeginInContext(ctx context.Context) (context.Context, error) {
+	if txFrom(ctx) != nil {
+		return ctx, errors.New("begin: the context already carries a transaction")
+	}
+	var t *ctxTx
+	if s.pool != nil {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			return ctx, fmt.Errorf("begin: %w", err)
+		}
+		t = &ctxTx{Tx: pgTx{tx: tx, s: s}, commit: tx.Commit, rollback: tx.Rollback}
+	} else {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return ctx, fmt.Errorf("begin: %w", err)
+		}
+		t = &ctxTx{Tx: sqlTx{tx},
+			commit:   func(context.Context) error { return tx.Commit() },
+			rollback: func(context.Context) error { return tx.Rollback() }}
+	}
+	return context.WithValue(ctx, ctxTxKey{}, t), nil
+}
+
+// CommitInContext commits the transaction ctx carries. It returns an error
+// when there is none, or the commit's.
+func (s *Store) CommitInContext(ctx context.Context) error {
+	t := txFrom(ctx)
+	if t == nil {
+		return errors.New("commit: the context carries no transaction")
+	}
+	if err := t.commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// RollbackInContext rolls back the transaction ctx carries. It returns an
+// error when there is none, or the driver's.
+func (s *Store) RollbackInContext(ctx context.Context) error {
+	t := txFrom(ctx)
+	if t == nil {
+		return errors.New("rollback: the context carries no transaction")
+	}
+	if err := t.rollback(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return nil
+}
+
 // Stmt is one statement of ExecAtomic.
 type Stmt struct {
 	Query string // with ? placeholders
@@ -337,7 +420,7 @@ type Stmt struct {
 // transaction), on SQLite in InTx. It returns the first statement's error
 // (naming its index) or the commit's; on error nothing is applied.
 func (s *Store) ExecAtomic(ctx context.Context, stmts ...Stmt) error {
-	if s.pool != nil {
+	if s.pool != nil && txFrom(ctx) == nil {
 		b := &pgx.Batch{}
 		for _, st := range stmts {
 			b.Queue(s.rebind(st.Query), st.Args...)

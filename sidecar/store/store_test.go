@@ -362,3 +362,88 @@ func TestOAuthRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestSpendGrantTokenOnce spends one token from 16 transactions at once,
+// each also storing a new token as a redemption does: exactly one spends
+// it (and its new token stays), the others get ErrSpent and roll back.
+func TestSpendGrantTokenOnce(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		t.Run(b.name, func(t *testing.T) {
+			st := open(t, b.dsn(t))
+			ctx := context.Background()
+			now := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+			code := store.GrantToken{Kind: "code", Signature: "code1", RequestID: "req1", ClientID: "gpc_x", OwnerID: "alice",
+				Request: []byte(`{}`), Active: true, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
+			if err := st.CreateGrantToken(ctx, code); err != nil {
+				t.Fatal(err)
+			}
+			const n = 16
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					tctx, err := st.BeginInContext(ctx)
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					err = st.SpendGrantToken(tctx, "code", "code1")
+					if err == nil {
+						at := code
+						at.Kind, at.Signature = "access", fmt.Sprintf("at%d", i)
+						err = st.CreateGrantToken(tctx, at)
+					}
+					if err != nil {
+						if rerr := st.RollbackInContext(tctx); rerr != nil {
+							t.Error(rerr)
+						}
+						errs[i] = err
+						return
+					}
+					errs[i] = st.CommitInContext(tctx)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			won := 0
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					won++
+					if _, err := st.GrantToken(ctx, "access", fmt.Sprintf("at%d", i)); err != nil {
+						t.Errorf("the winner's token: %v", err)
+					}
+				case errors.Is(err, store.ErrSpent):
+					if _, err := st.GrantToken(ctx, "access", fmt.Sprintf("at%d", i)); !errors.Is(err, store.ErrNotFound) {
+						t.Errorf("a loser's token was kept: %v", err)
+					}
+				default:
+					t.Errorf("spend: %v", err)
+				}
+			}
+			if won != 1 {
+				t.Fatalf("%d transactions spent the code, want 1", won)
+			}
+			if err := st.SpendGrantToken(ctx, "code", "nope"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("spend an unknown token: %v, want ErrNotFound", err)
+			}
+			if err := st.RevokeGrant(ctx, "req1"); err != nil {
+				t.Fatal(err)
+			}
+			for i, err := range errs {
+				if err == nil {
+					if g, err := st.GrantToken(ctx, "access", fmt.Sprintf("at%d", i)); err != nil || g.Active {
+						t.Fatalf("the winner's token after RevokeGrant: %+v %v, want inactive", g, err)
+					}
+				}
+			}
+		})
+	}
+}
