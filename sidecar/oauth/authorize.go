@@ -21,7 +21,7 @@ import (
 // to the registered redirect URI with the request's state.
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	ar, err := s.newAuthorizeRequest(r)
 	if err == nil {
 		err = checkPKCE(ar)
 	}
@@ -59,7 +59,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 			Error: "This form has expired or did not come from this page."}, "")
 		return
 	}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	ar, err := s.newAuthorizeRequest(r)
 	if err != nil {
 		s.authorizeError(w, r, ar, err)
 		return
@@ -70,7 +70,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostForm.Get("decision") != "allow" {
-		s.provider.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
+		s.authorizeError(w, r, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
 		return
 	}
 	for _, g := range r.PostForm["grant"] {
@@ -82,6 +82,10 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.authorizeError(w, r, ar, err)
 		return
+	}
+	if ar.GetState() == "" {
+		// fosite sends state= even when the client sent none.
+		resp.GetParameters().Del("state")
 	}
 	s.logger.Info("oauth grant approved", "clientId", ar.GetClient().GetID(), "owner", owner, "scopes", ar.GetGrantedScopes())
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
@@ -100,10 +104,52 @@ func checkPKCE(ar fosite.AuthorizeRequester) error {
 	return nil
 }
 
+// stateStandIn replaces a state shorter than fosite's minimum while fosite
+// parses a request.
+const stateStandIn = "guidepub-state-stand-in"
+
+// newAuthorizeRequest is fosite's NewAuthorizeRequest with state optional.
+// Every client must use PKCE, which binds the code to the client's request
+// as state would (RFC 9700 §2.1), so state may be absent or of any length
+// and is returned exactly as sent. fosite refuses one shorter than 8
+// characters with invalid_state (not an RFC 6749 code), and its minimum
+// cannot be lowered, so a shorter state is swapped for a stand-in while
+// fosite parses the request, then put back.
+func (s *Server) newAuthorizeRequest(r *http.Request) (fosite.AuthorizeRequester, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, fosite.ErrInvalidRequest.WithHint("The request could not be parsed.").WithWrap(err)
+	}
+	state, sent := r.Form["state"]
+	short := len(r.Form.Get("state")) < fosite.MinParameterEntropy
+	if short {
+		r.Form.Set("state", stateStandIn)
+	}
+	ar, err := s.provider.NewAuthorizeRequest(r.Context(), r)
+	if short {
+		if sent {
+			r.Form["state"] = state
+		} else {
+			delete(r.Form, "state")
+		}
+		if a, ok := ar.(*fosite.AuthorizeRequest); ok {
+			a.State = r.Form.Get("state")
+		}
+	}
+	return ar, err
+}
+
+// authorizeError answers a refused authorization request. Without a valid
+// client and redirect URI it is a page, never a redirect (RFC 6749
+// §4.1.2.1); otherwise the error goes back to the redirect URI in the
+// query, the only response mode offered, whatever response_mode asked
+// for, with state exactly when the client sent one.
 func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
 	s.logRFCError("authorization refused", err)
+	if errors.Is(err, fosite.ErrUnsupportedResponseMode) {
+		err = fosite.ErrInvalidRequest.WithHint("Only response_mode=query is supported.").WithWrap(err)
+	}
+	rfc := fosite.ErrorToRFC6749Error(err)
 	if ar == nil || !ar.IsRedirectURIValid() {
-		rfc := fosite.ErrorToRFC6749Error(err)
 		msg := rfc.DescriptionField
 		if rfc.HintField != "" {
 			msg += " " + rfc.HintField
@@ -111,7 +157,19 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 		render(w, rfc.CodeField, "error", pageData{Title: "This request cannot be completed", Error: msg}, "")
 		return
 	}
-	s.provider.WriteAuthorizeError(r.Context(), w, ar, err)
+	u := *ar.GetRedirectURI()
+	u.Fragment = ""
+	q := u.Query()
+	for k, v := range rfc.ToValues() {
+		q[k] = v
+	}
+	if st := ar.GetState(); st != "" {
+		q.Set("state", st)
+	}
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 }
 
 // handleSignInPage shows the sign-in form for the authorization request in

@@ -162,9 +162,19 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 // refresh. Errors are the RFC's JSON errors.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if err := r.ParseForm(); err == nil {
+		// fosite answers invalid_request for a grant no handler takes.
+		if gt := r.PostForm.Get("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
+			err := fosite.ErrUnsupportedGrantType.WithHintf("The grant type %q is not supported.", gt)
+			s.logRFCError("token request refused", err)
+			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), err)
+			return
+		}
+	}
 	ar, err := s.provider.NewAccessRequest(ctx, r, &fosite.DefaultSession{})
 	if err != nil {
 		s.logRFCError("token request refused", err)
+		challenge(w, r, err)
 		s.provider.WriteAccessError(ctx, w, ar, err)
 		return
 	}
@@ -216,14 +226,30 @@ func (s *Server) deleteExpired(ctx context.Context, now time.Time) {
 	}
 }
 
-// handleRevoke is the revocation endpoint (RFC 7009).
+// handleRevoke is the revocation endpoint (RFC 7009). A request without a
+// token is invalid_request (§2.1 makes it required; fosite would answer
+// 200).
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	err := s.provider.NewRevocationRequest(ctx, r)
+	var err error
+	if perr := r.ParseForm(); perr == nil && r.PostForm.Get("token") == "" {
+		err = fosite.ErrInvalidRequest.WithHint("The token parameter is missing.")
+	} else {
+		err = s.provider.NewRevocationRequest(ctx, r)
+	}
 	if err != nil {
 		s.logRFCError("revocation refused", err)
+		challenge(w, r, err)
 	}
 	s.provider.WriteRevocationResponse(ctx, w, err)
+}
+
+// challenge adds the WWW-Authenticate header RFC 6749 §5.2 requires when a
+// client that authenticated with HTTP Basic is refused as invalid_client.
+func challenge(w http.ResponseWriter, r *http.Request, err error) {
+	if _, _, basic := r.BasicAuth(); basic && errors.Is(err, fosite.ErrInvalidClient) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="guidepub", charset="UTF-8"`)
+	}
 }
 
 // handleMetadata answers the authorization server metadata (RFC 8414).
