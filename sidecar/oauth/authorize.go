@@ -167,9 +167,11 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 		q.Set("state", st)
 	}
 	u.RawQuery = q.Encode()
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Location", u.String())
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // handleSignInPage shows the sign-in form for the authorization request in
@@ -229,6 +231,9 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		attempt.giveBack()
+		if r.Context().Err() != nil {
+			return // the browser went away while waiting
+		}
 		s.serverError(w, err)
 		return
 	}
