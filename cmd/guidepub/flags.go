@@ -128,7 +128,10 @@ func limitFlags() []cli.Flag {
 		intFlag("max-photos", d.Photos, "photos one bundle may hold"),
 		intFlag("max-documents", d.Documents, "document files one bundle may name, all languages together"),
 		intFlag("max-webhooks", d.Webhooks, "webhooks one bundle may hold"),
-		intFlag("max-document-size", d.DocumentBytes, "bytes one rendered document (summary, autofill...) may have"),
+		intFlag("max-phones", d.Phones, "phone numbers one bundle's banner may hold"),
+		intFlag("max-emails", d.Emails, "email addresses one bundle's banner may hold"),
+		intFlag("max-social-links", d.SocialLinks, "social links one bundle's banner may hold"),
+		intFlag("max-document-size", d.DocumentBytes, "bytes one file written for a bundle (document, view page, ready event, record...) may have"),
 	}
 }
 
@@ -143,7 +146,9 @@ func readLimits(c *cli.Context) (bundle.Limits, error) {
 	return bundle.Limits{
 		Views: c.Int("max-views"), Buildings: c.Int("max-buildings"), Floors: c.Int("max-floors"),
 		Rooms: c.Int("max-rooms"), WallSegments: c.Int("max-wall-segments"), Photos: c.Int("max-photos"),
-		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"), DocumentBytes: c.Int("max-document-size"),
+		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"),
+		Phones: c.Int("max-phones"), Emails: c.Int("max-emails"), SocialLinks: c.Int("max-social-links"),
+		DocumentBytes: c.Int("max-document-size"),
 	}, nil
 }
 
