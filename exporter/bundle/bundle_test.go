@@ -390,6 +390,30 @@ func badGuides(t testing.TB) []struct {
 			{"$.property.location.lat", "latitude 91 is outside"},
 			{"$.banner.website", "must be an absolute http or https URL"},
 		}},
+		{"banner emails", edit(t, func(g map[string]any) {
+			set(t, g, "banner", map[string]any{"fullName": "A", "emails": []any{
+				"jane@example.com",
+				"a@b.c?bcc=spy@evil.example&subject=hi",
+				"a@b.c?bcc=spy",
+				"Jane <jane@example.com>",
+				"jane@example.com ",
+				`"jane doe"@example.com`,
+				"jane#x@example.com",
+				"jane@localhost",
+				"jane@[192.0.2.1]",
+				"",
+			}})
+		}), []want{
+			{"$.banner.emails[1]", `email address "a@b.c?bcc=spy@evil.example&subject=hi" is not valid`},
+			{"$.banner.emails[2]", "is not a bare address"},
+			{"$.banner.emails[3]", "is not a bare address"},
+			{"$.banner.emails[4]", "is not a bare address"},
+			{"$.banner.emails[5]", "is not a bare address"},
+			{"$.banner.emails[6]", "is not a bare address"},
+			{"$.banner.emails[7]", "is not a bare address"},
+			{"$.banner.emails[8]", "is not a bare address"},
+			{"$.banner.emails[9]", "is not valid"},
+		}},
 		{"webhooks", edit(t, func(g map[string]any) {
 			set(t, g, "webhooks", []any{
 				map[string]any{"url": "https://hooks.example.com/x", "secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
