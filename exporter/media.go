@@ -258,11 +258,3 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 	}
 	return nil
 }
-
-// documentTooLarge is the problem of a rendered document larger than the
-// limit max (bundle.Limits.DocumentBytes).
-func documentTooLarge(bundleFolder, viewFolder, doc string, size, max int) bundle.Problem {
-	return bundle.Problem{File: bundleFolder + "/" + bundle.FileName,
-		Message: fmt.Sprintf("the document %s/%s would be %s, more than the limit of %s for one document (raise it with --max-document-size)",
-			viewFolder, doc, formatBytes(int64(size)), formatBytes(int64(max)))}
-}

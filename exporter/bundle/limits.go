@@ -238,11 +238,11 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 		if seen <= l.max {
 			return nil
 		}
-		msg := fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)
 		if l.flag == "" {
-			msg = fmt.Sprintf("more than %d %s; no guide has more", l.max, l.what)
+			// A list of distinct known values: the list is at fault.
+			return []Problem{{Path: stackPath(stack[:len(stack)-1]), Message: fmt.Sprintf("more than %d %s; no guide has more", l.max, l.what)}}
 		}
-		return []Problem{{Path: stackPath(stack), Message: msg}}
+		return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)}}
 	}
 	for {
 		tok, err := dec.Token()

@@ -86,7 +86,7 @@ func TestLimits(t *testing.T) {
 		{"social links", func(g map[string]any) { grow(obj(g, "banner"), "socialLinks", d.SocialLinks+1) }, Limits{},
 			fmt.Sprintf("$.banner.socialLinks[%d]", d.SocialLinks), "--max-social-links"},
 		{"addons", func(g map[string]any) { grow(g, "addons", len(Addons)+1) }, Limits{},
-			fmt.Sprintf("$.addons[%d]", len(Addons)), "addons"},
+			"$.addons", "addons"},
 		{"hidden features per view", func(g map[string]any) {
 			views := g["views"].([]any)
 			for _, v := range views {
@@ -97,15 +97,15 @@ func TestLimits(t *testing.T) {
 				v.(map[string]any)["hidden"] = all
 			}
 			grow(views[1].(map[string]any), "hidden", len(HiddenFeatures)+1)
-		}, Limits{}, fmt.Sprintf("$.views[1].hidden[%d]", len(HiddenFeatures)), "hidden features"},
+		}, Limits{}, "$.views[1].hidden", "hidden features"},
 		{"dims", func(g map[string]any) { arr(firstFloor(g), "rooms")[0].(map[string]any)["dims"] = []any{1, 2, 3} }, Limits{},
-			"$.summary.buildings[0].floors[0].rooms[0].dims[2]", "dims"},
+			"$.summary.buildings[0].floors[0].rooms[0].dims", "dims"},
 		{"document languages", func(g map[string]any) {
 			docs := obj(obj(g, "media"), "documents")
 			for _, l := range []string{"de", "fr", "es", "it", "zh", "pt"} {
 				docs[l] = map[string]any{}
 			}
-		}, Limits{}, "$.media.documents.", "document languages"},
+		}, Limits{}, "$.media.documents", "document languages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
