@@ -246,6 +246,9 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
 	err = fill(f)
+	if err == nil {
+		err = syncFile(f, dst) // before the rename: see durable.go
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -256,5 +259,6 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 		_ = t.fs.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
+	syncStep("rename", dst)
 	return nil
 }

@@ -264,6 +264,16 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	res.Changed = res.Written > 0 || res.Deleted > 0
+	if res.Changed {
+		// Once per guide, before anything names its new files: see
+		// durable.go.
+		if err := w.e.pub.syncFolders(w.public); err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+		if err := w.e.priv.syncFolders(w.private); err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+	}
 	finished = true
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}

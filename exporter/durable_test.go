@@ -1,0 +1,126 @@
+package exporter
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncLog records the steps of durable writes under one folder.
+type syncLog struct {
+	mu    sync.Mutex
+	root  string
+	steps []syncEvent
+}
+
+type syncEvent struct{ step, name string }
+
+func (l *syncLog) record(step, name string) {
+	if !strings.HasPrefix(name, l.root) {
+		return // another test's
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps = append(l.steps, syncEvent{step, name})
+}
+
+// recordSyncs sets testHookSync for the test, recording the steps under
+// root.
+func recordSyncs(t *testing.T, root string) *syncLog {
+	l := &syncLog{root: root}
+	testHookSync = l.record
+	t.Cleanup(func() { testHookSync = nil })
+	return l
+}
+
+// TestDurableWrites checks the order of the durability steps of an export
+// to a real folder (docs/robustness.md#power-loss): every file is flushed
+// before it gets its name (by a link of an unnamed file for a new one, a
+// rename for a replaced one), the folder of every file written and every
+// folder above it is flushed after the last name given in it and before
+// the manifest is saved, and the manifest's folder after the manifest. A
+// test can show the calls and their order, not that the disk honours
+// them: that is the kernel's and the disk's promise.
+func TestDurableWrites(t *testing.T) {
+	ev := osEnv(t)
+	root := filepath.Dir(ev.outDir)
+	manifest := filepath.Join(ev.privDir, ManifestName(0, 0))
+	for round, edit := range []func(map[string]any){
+		nil, // new files
+		func(g map[string]any) { obj(g["property"])["city"] = "Waterloo" }, // replaced ones
+	} {
+		if edit != nil {
+			ev.editGuide(kingFolder, edit)
+		}
+		log := recordSyncs(t, root)
+		rep := ev.exportAll()
+		if rep.Written == 0 {
+			t.Fatalf("round %d wrote nothing", round)
+		}
+		named := map[string]int{} // file -> index of its name step
+		synced := map[string]int{}
+		lastNamed := map[string]int{} // folder -> index of the last name given in it
+		dirSynced := map[string][]int{}
+		manifestAt := -1
+		for i, s := range log.steps {
+			switch s.step {
+			case "sync":
+				synced[s.name] = i
+			case "rename", "link":
+				prev, renamed := named[s.name]
+				if at, ok := synced[s.name]; !ok || renamed && at < prev {
+					t.Errorf("round %d: %s named without a flush before", round, s.name)
+				}
+				named[s.name] = i
+				if s.name == manifest {
+					manifestAt = i
+					continue
+				}
+				for dir := filepath.Dir(s.name); strings.HasPrefix(dir, root) && dir != root; dir = filepath.Dir(dir) {
+					lastNamed[dir] = i
+				}
+			case "syncdir":
+				dirSynced[s.name] = append(dirSynced[s.name], i)
+			}
+		}
+		if manifestAt < 0 {
+			t.Fatalf("round %d: the manifest was not saved", round)
+		}
+		for dir, last := range lastNamed {
+			if dir == ev.privDir || dir == ev.outDir || strings.HasPrefix(dir, ev.privDir) || strings.HasPrefix(dir, ev.outDir) {
+				ok := false
+				for _, at := range dirSynced[dir] {
+					ok = ok || at > last && at < manifestAt
+				}
+				if !ok {
+					t.Errorf("round %d: folder %s not flushed between its last new name and the manifest", round, dir)
+				}
+			}
+		}
+		ok := false
+		for _, at := range dirSynced[ev.privDir] {
+			ok = ok || at > manifestAt
+		}
+		if !ok {
+			t.Errorf("round %d: the manifest's folder was not flushed after it", round)
+		}
+		// Every file of the trees was named through these steps in the
+		// first round.
+		if round == 0 {
+			for _, dir := range []string{ev.outDir, ev.privDir} {
+				_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+						if _, ok := named[p]; !ok {
+							t.Errorf("%s was written without the durable steps", p)
+						}
+					}
+					return nil
+				})
+			}
+		}
+	}
+}
+
+func obj(v any) map[string]any { return v.(map[string]any) }
