@@ -3,6 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 STATICCHECK_VERSION ?= v0.8.2
 BIN       ?= bin/guidepub
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 .PHONY: help run test lint bench fuzz build image
 
@@ -32,7 +33,7 @@ fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s -fuzzminimizetime 5s ./site/serve
 
 build: ## build a static binary into bin/guidepub
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/guidepub
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/guidepub
 
 IMAGE     ?= guidepub:latest
 
