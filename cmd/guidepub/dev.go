@@ -81,6 +81,9 @@ Examples:
 // configurations, with dev's overrides (work folder, URLs of the listening
 // address, private webhook targets allowed).
 func (e *env) runDev(c *cli.Context) error {
+	if err := checkWatchFlags(c); err != nil {
+		return err
+	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	stdout := e.stdout
 
@@ -91,6 +94,11 @@ func (e *env) runDev(c *cli.Context) error {
 	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
 	side, err := e.devSidecarConfig(c, priv, logger)
 	if err != nil {
+		return err
+	}
+	// The exporter's settings are checked now, on the address asked for,
+	// and read again once listening, on the address got (port 0).
+	if _, err := e.devExporterConfig(c, "http://"+c.String("addr"), work, out, priv); err != nil {
 		return err
 	}
 	for _, d := range []string{work, out, priv} {

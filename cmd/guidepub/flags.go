@@ -16,6 +16,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/config"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -171,6 +172,22 @@ func watchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "debounce", Value: def.Debounce, EnvVars: envVars("debounce"),
 			Usage: "quiet period after the last change of a bundle before it is exported"},
 	}
+}
+
+// checkWatchFlags checks --debounce and --poll as the watcher will, so
+// that watch and dev report a bad value before they start anything (open
+// a store, create a folder, listen); watchAndExport checks the whole
+// watcher configuration again.
+func checkWatchFlags(c *cli.Context) error {
+	wcfg := watch.DefaultConfig()
+	wcfg.Debounce, wcfg.Poll = c.Duration("debounce"), c.Duration("poll")
+	var p config.Problems
+	for _, fe := range config.Fields(wcfg.Validate()) {
+		if fe.Field == "Debounce" || fe.Field == "Poll" || fe.Field == "MaxWait" {
+			p.Add(false, fe.Field, "%s", fe.Problem)
+		}
+	}
+	return validConfig(p.Err())
 }
 
 // Serve and publish.
