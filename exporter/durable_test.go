@@ -1,11 +1,18 @@
 package exporter
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/spf13/afero"
 )
 
 // syncLog records the steps of durable writes under one folder.
@@ -124,3 +131,87 @@ func TestDurableWrites(t *testing.T) {
 }
 
 func obj(v any) map[string]any { return v.(map[string]any) }
+
+// syncFs is the operating system's file system with Sync of files and
+// folders either skipped (noSync) or passed through and timed, to
+// measure what the durability rule costs. Both go through the portable
+// write (a temporary file and a rename), since the exporter writes
+// unnamed files only on an *afero.OsFs.
+type syncFs struct {
+	afero.Fs
+	noSync bool
+	syncs  *atomic.Int64 // Sync calls passed through
+	nanos  *atomic.Int64 // time spent in them
+}
+
+type syncFsFile struct {
+	afero.File
+	fs syncFs
+}
+
+func (f syncFsFile) Sync() error {
+	if f.fs.noSync {
+		return nil
+	}
+	start := time.Now()
+	err := f.File.Sync()
+	f.fs.nanos.Add(int64(time.Since(start)))
+	f.fs.syncs.Add(1)
+	return err
+}
+
+func (s syncFs) wrap(f afero.File, err error) (afero.File, error) {
+	if err != nil {
+		return f, err
+	}
+	return syncFsFile{f, s}, nil
+}
+
+func (s syncFs) Open(name string) (afero.File, error) { return s.wrap(s.Fs.Open(name)) }
+func (s syncFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	return s.wrap(s.Fs.OpenFile(name, flag, perm))
+}
+
+// BenchmarkDurableExport measures a full export (every encoding) of
+// corpora of 10 and 50 guides to a real folder without and with the
+// flushes of the durability rule, one after the other. The export times
+// depend on the load of the machine; the time spent in the flushes
+// (sync-s/op, summed over the export's parallel writers) and their count
+// do much less.
+func BenchmarkDurableExport(b *testing.B) {
+	for _, n := range []int{10, 50} {
+		root := b.TempDir()
+		src := filepath.Join(root, "src")
+		for i := range n {
+			writeCorpusGuide(b, src, i, genGuide(i))
+		}
+		for _, mode := range []struct {
+			name   string
+			noSync bool
+		}{{"nosync", true}, {"sync", false}} {
+			b.Run(fmt.Sprintf("guides=%d/%s", n, mode.name), func(b *testing.B) {
+				fsys := syncFs{Fs: afero.NewOsFs(), noSync: mode.noSync, syncs: new(atomic.Int64), nanos: new(atomic.Int64)}
+				iter := 0
+				for b.Loop() {
+					b.StopTimer()
+					iter++
+					out := filepath.Join(root, fmt.Sprintf("%s-out-%d", mode.name, iter))
+					priv := filepath.Join(root, fmt.Sprintf("%s-private-%d", mode.name, iter))
+					cfg := testConfig(fsys, src, out, priv)
+					e, err := New(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					rep, err := e.ExportAll(context.Background())
+					if err != nil || rep.Rejected > 0 {
+						b.Fatalf("export: %v, %d rejected", err, rep.Rejected)
+					}
+					b.ReportMetric(float64(rep.Written), "files/op")
+				}
+				b.ReportMetric(float64(fsys.syncs.Load())/float64(iter), "syncs/op")
+				b.ReportMetric(time.Duration(fsys.nanos.Load()/int64(iter)).Seconds(), "sync-s/op")
+			})
+		}
+	}
+}

@@ -64,7 +64,8 @@ Portal API token for each owner of the exported guides (printed once).
 (--embed-url to <listening address>/embed).
 
 The sample bundles' webhooks point at this process's own receiver,
-` + devReceiverPath + `, which checks each delivery's signature and logs it.
+` + devReceiverPath + `, which checks each delivery's signature and logs it; run on
+another --addr, dev points the samples it copied at its new address.
 
 Examples:
    guidepub dev                                  # the sample bundles, on 127.0.0.1:8080
@@ -118,8 +119,12 @@ func (e *env) runDev(c *cli.Context) error {
 	src := c.String("src")
 	if src == "" {
 		src = filepath.Join(work, devSrcDir)
-		if err := seedSamples(work, base+devReceiverPath); err != nil {
+		moved, err := seedSamples(work, base+devReceiverPath)
+		if err != nil {
 			return fmt.Errorf("copy the sample bundles: %w", err)
+		}
+		if moved > 0 {
+			fmt.Fprintf(stdout, "guidepub dev: the webhooks of %d sample bundles in %s now point at %s%s\n", moved, work, base, devReceiverPath)
 		}
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
