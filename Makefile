@@ -16,8 +16,9 @@ run: ## export the embedded fixtures and serve them with the sidecar (guidepub d
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-lint: ## gofmt, go vet and staticcheck
+lint: ## gofmt, go mod tidy, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
