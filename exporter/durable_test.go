@@ -47,7 +47,8 @@ func recordSyncs(t *testing.T, root string) *syncLog {
 // before it gets its name (by a link of an unnamed file for a new one, a
 // rename for a replaced one), the folder of every file written and every
 // folder above it is flushed after the last name given in it and before
-// the manifest is saved, and the manifest's folder after the manifest. A
+// the manifest is saved, and the manifest's folder after the manifest;
+// the marker of writes in progress is flushed before any of it. A
 // test can show the calls and their order, not that the disk honours
 // them: that is the kernel's and the disk's promise.
 func TestDurableWrites(t *testing.T) {
@@ -94,6 +95,18 @@ func TestDurableWrites(t *testing.T) {
 		}
 		if manifestAt < 0 {
 			t.Fatalf("round %d: the manifest was not saved", round)
+		}
+		// The marker of writes in progress is flushed before any file
+		// gets its name.
+		firstName := -1
+		for i, s := range log.steps {
+			if s.step == "rename" || s.step == "link" {
+				firstName = i
+				break
+			}
+		}
+		if len(dirSynced[ev.privDir]) == 0 || dirSynced[ev.privDir][0] > firstName {
+			t.Errorf("round %d: the private tree's folder (the marker) was not flushed before the first file got its name", round)
 		}
 		for dir, last := range lastNamed {
 			if dir == ev.privDir || dir == ev.outDir || strings.HasPrefix(dir, ev.privDir) || strings.HasPrefix(dir, ev.outDir) {
@@ -195,9 +208,8 @@ func BenchmarkDurableExport(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
 					iter++
-					out := filepath.Join(root, fmt.Sprintf("%s-out-%d", mode.name, iter))
-					priv := filepath.Join(root, fmt.Sprintf("%s-private-%d", mode.name, iter))
-					cfg := testConfig(fsys, src, out, priv)
+					dst := b.TempDir()
+					cfg := testConfig(fsys, src, filepath.Join(dst, "out"), filepath.Join(dst, "private"))
 					e, err := New(cfg)
 					if err != nil {
 						b.Fatal(err)
