@@ -3,6 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 STATICCHECK_VERSION ?= v0.8.2
 BIN       ?= bin/guidepub
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 .PHONY: help run test lint bench fuzz build image
 
@@ -15,8 +16,9 @@ run: ## export the embedded fixtures and serve them with the sidecar (guidepub d
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-lint: ## gofmt, go vet and staticcheck
+lint: ## gofmt, go mod tidy, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
@@ -32,7 +34,7 @@ fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s -fuzzminimizetime 5s ./site/serve
 
 build: ## build a static binary into bin/guidepub
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/guidepub
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/guidepub
 
 IMAGE     ?= guidepub:latest
 

@@ -140,7 +140,7 @@ func (e *Exporter) saveManifest() error {
 	if !changed && e.priv.exists(e.manifestName()) {
 		return nil
 	}
-	if err := e.priv.write(e.manifestName(), data); err != nil {
+	if err := e.priv.writeSynced(e.manifestName(), data); err != nil {
 		return fmt.Errorf("save manifest: %w", err)
 	}
 	e.manifest.saved(data)

@@ -1,10 +1,12 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,11 +38,63 @@ func TestDocumentSizeLimit(t *testing.T) {
 				}
 				return
 			}
-			if !errors.As(err, &be) || !strings.Contains(err.Error(), "more than the limit of 2.0 KiB for one document") {
+			if !errors.As(err, &be) || !strings.Contains(err.Error(), "more than the limit of 2.0 KiB for one file") {
 				t.Fatalf("err = %v, want the document size limit", err)
 			}
 			if _, err := ev.out.Stat(ev.outDir); err == nil {
 				t.Errorf("a rejected bundle published files")
+			}
+		})
+	}
+}
+
+// TestEveryFileHeldToSizeLimit checks that the size limit holds for every
+// file rendered for a guide, not only its documents: the view pages, the
+// ready event and the record. A guide with a file over it is rejected
+// with every such file named, and what was published before stays as it
+// was.
+func TestEveryFileHeldToSizeLimit(t *testing.T) {
+	tests := []struct {
+		limit      int
+		named, not []string
+	}{
+		// The fixture's largest page is 16 KB, its autofill 14 KB, its
+		// event 8 KB, its record 356 bytes.
+		{15_000, []string{"the file vKT301A/index.html would be", "the file u/vKT301A/index.html"},
+			[]string{"reso/autofill", "event.json"}},
+		{7_000, []string{"the file vKT301A/reso/autofill", "the file vKT301A/index.html", "the file guides/gKT301KINGE1/event.json (private)"},
+			[]string{"record.json"}},
+		{300, []string{"the file guides/gKT301KINGE1/record.json (private)"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.limit), func(t *testing.T) {
+			ev := newEnv(t, fsKinds[0])
+			if _, err := ev.exporter().ExportBundle(context.Background(), kingFolder); err != nil {
+				t.Fatal(err)
+			}
+			pub, priv := snapshot(t, ev.out, ev.outDir), snapshot(t, ev.out, ev.privDir)
+			ev.editGuide(kingFolder, func(g map[string]any) { g["workOrderId"] = "WO-CHANGED" })
+			ev.cfg.Limits.DocumentBytes = tt.limit
+			_, err := ev.exporter().ExportBundle(context.Background(), kingFolder)
+			var be *bundle.Error
+			if !errors.As(err, &be) {
+				t.Fatalf("err = %v, want the bundle rejected", err)
+			}
+			for _, want := range tt.named {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not name %q:\n%v", want, err)
+				}
+			}
+			for _, not := range tt.not {
+				if strings.Contains(err.Error(), not) {
+					t.Errorf("error names %q, under the limit:\n%v", not, err)
+				}
+			}
+			if !strings.Contains(err.Error(), "raise it with --max-document-size") {
+				t.Errorf("error does not name the flag:\n%v", err)
+			}
+			if !maps.EqualFunc(pub, snapshot(t, ev.out, ev.outDir), bytes.Equal) || !maps.EqualFunc(priv, snapshot(t, ev.out, ev.privDir), bytes.Equal) {
+				t.Errorf("a rejected bundle changed what was published")
 			}
 		})
 	}

@@ -246,6 +246,9 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
 	err = fill(f)
+	if err == nil {
+		err = syncFile(f, dst) // before the rename: see durable.go
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -256,13 +259,6 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 		_ = t.fs.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
+	syncStep("rename", dst)
 	return nil
-}
-
-// documentTooLarge is the problem of a rendered document larger than the
-// limit max (bundle.Limits.DocumentBytes).
-func documentTooLarge(bundleFolder, viewFolder, doc string, size, max int) bundle.Problem {
-	return bundle.Problem{File: bundleFolder + "/" + bundle.FileName,
-		Message: fmt.Sprintf("the document %s/%s would be %s, more than the limit of %s for one document (raise it with --max-document-size)",
-			viewFolder, doc, formatBytes(int64(size)), formatBytes(int64(max)))}
 }

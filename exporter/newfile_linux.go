@@ -43,9 +43,13 @@ func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bo
 	if err := fill(f); err != nil {
 		return false, err
 	}
+	if err := syncFile(f, dst); err != nil { // before the link: see durable.go
+		return false, err
+	}
 	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
 	switch {
 	case err == nil:
+		syncStep("link", dst)
 		return true, nil
 	case errors.Is(err, unix.EEXIST):
 		return false, nil

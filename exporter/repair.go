@@ -133,6 +133,11 @@ func (e *Exporter) beginWrite() error {
 		if err == nil {
 			err = afero.WriteFile(e.priv.fs, e.priv.abs(e.markerName()), data, e.priv.perm)
 		}
+		if err == nil {
+			// Its name survives a power loss before any file it covers
+			// gets its name (durable.go).
+			err = syncDir(e.priv.fs, e.priv.root)
+		}
 		if err != nil {
 			return fmt.Errorf("mark export in progress: %w", err)
 		}

@@ -44,14 +44,9 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
 	var media, docs []outFile
-	maxDoc := e.cfg.Limits.WithDefaults().DocumentBytes
-	var tooLarge []bundle.Problem
 	addView := func(folder string, vd viewDocs, withMedia bool) {
 		for _, name := range site.Documents {
 			if data, ok := vd.Docs[name]; ok {
-				if len(data) > maxDoc {
-					tooLarge = append(tooLarge, documentTooLarge(b.Folder, folder, name, len(data), maxDoc))
-				}
 				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
 			}
 		}
@@ -85,9 +80,6 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			p.nextChange = *v.ExpiresAt
 		}
 	}
-	if len(tooLarge) > 0 {
-		return nil, &bundle.Error{Folder: b.Folder, Problems: tooLarge}
-	}
 	p.files = append(media, docs...)
 	if ViewStatus(g, def, now) == site.StatusReady {
 		p.ready = true
@@ -101,7 +93,41 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
 	}
+	if problems, err := e.checkSizes(b, p); err != nil || len(problems) > 0 {
+		if err == nil {
+			err = &bundle.Error{Folder: b.Folder, Problems: problems}
+		}
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkSizes returns a problem for every file rendered for b larger than
+// the limit of one file (Limits.DocumentBytes): documents, view pages,
+// the ready event, and the record (written after the others, with a
+// revision of fixed length). Media are copies of the bundle's files and
+// not held to it. It returns an error when the record cannot be encoded.
+func (e *Exporter) checkSizes(b *bundle.Bundle, p *plan) ([]bundle.Problem, error) {
+	max := e.cfg.Limits.WithDefaults().DocumentBytes
+	rec, err := marshalJSON(guideRecord(&b.Guide, strings.Repeat("0", revisionLen), p.ready))
+	if err != nil {
+		return nil, fmt.Errorf("render record: %w", err)
+	}
+	files := append(p.files[:len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(b.Guide.GuideID), data: rec})
+	var problems []bundle.Problem
+	for _, f := range files {
+		if f.data == nil || len(f.data) <= max {
+			continue
+		}
+		name := f.path
+		if f.private {
+			name += " (private)"
+		}
+		problems = append(problems, bundle.Problem{File: b.Folder + "/" + bundle.FileName,
+			Message: fmt.Sprintf("the file %s would be %s, more than the limit of %s for one file (raise it with --max-document-size)",
+				name, formatBytes(int64(len(f.data))), formatBytes(int64(max)))})
+	}
+	return problems, nil
 }
 
 // fingerprint returns the hash of what the output of a bundle depends on,
@@ -238,6 +264,16 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	res.Changed = res.Written > 0 || res.Deleted > 0
+	if res.Changed {
+		// Once per guide, before anything names its new files: see
+		// durable.go.
+		if err := w.e.pub.syncFolders(w.public); err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+		if err := w.e.priv.syncFolders(w.private); err != nil {
+			return res, site.ManifestGuide{}, err
+		}
+	}
 	finished = true
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
@@ -309,9 +345,11 @@ func (w *guideWriter) revision() string {
 	return hex.EncodeToString(rh.Sum(nil))
 }
 
-// putRecord publishes the private site.GuideRecord of g, with the
-// revision already in the result.
-func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
+// revisionLen is the length of a revision (hex SHA-256).
+const revisionLen = 2 * sha256.Size
+
+// guideRecord returns the private site.GuideRecord of g at revision.
+func guideRecord(g *bundle.Guide, revision string, ready bool) site.GuideRecord {
 	webhooks := g.Webhooks
 	if webhooks == nil {
 		webhooks = []site.Webhook{}
@@ -320,9 +358,14 @@ func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
 	for i, v := range g.Views {
 		viewIDs[i] = v.ViewID
 	}
-	rec := site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
-		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: w.res.Revision, Ready: ready, Webhooks: webhooks}
-	data, err := marshalJSON(rec)
+	return site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
+		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: revision, Ready: ready, Webhooks: webhooks}
+}
+
+// putRecord publishes the private site.GuideRecord of g, with the
+// revision already in the result.
+func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
+	data, err := marshalJSON(guideRecord(g, w.res.Revision, ready))
 	if err != nil {
 		return err
 	}

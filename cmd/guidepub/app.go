@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"log/slog"
+	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,7 +55,14 @@ have none.`,
 			healthcheckCommand(),
 			e.publishCommand(),
 		},
+		Version: version(),
 		Action: func(c *cli.Context) error {
+			// "help" is not a command (it would be listed among them, and
+			// under every command with subcommands); "help <command>" shows
+			// what "<command> --help" does.
+			if c.Args().First() == "help" {
+				return showHelp(c, c.Args().Tail())
+			}
 			if c.Args().Present() {
 				return usagef("unknown command %q", c.Args().First())
 			}
@@ -71,12 +80,84 @@ have none.`,
 func onUsageError(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
 
 // setUsageErrors sets onUsageError on every command and subcommand:
-// cli.App.OnUsageError covers only the global flags.
+// cli.App.OnUsageError covers only the global flags. A command with
+// subcommands gets an action that shows its help, or calls an unknown
+// subcommand bad usage (urfave/cli's default is "No help topic", exit 1).
 func setUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			name := c.Name
+			c.Action = func(c *cli.Context) error {
+				if c.Args().Present() {
+					return usagef("unknown command %q", name+" "+c.Args().First())
+				}
+				return cli.ShowSubcommandHelp(c)
+			}
+		}
 		setUsageErrors(c.Subcommands)
 	}
+}
+
+// showHelp shows the help of the command named by args (a command and
+// its subcommands), or the application's help when args is empty.
+func showHelp(c *cli.Context, args []string) error {
+	if len(args) == 0 {
+		return cli.ShowAppHelp(c)
+	}
+	cmds := c.App.Commands
+	for i, name := range args {
+		var found *cli.Command
+		for _, sub := range cmds {
+			if sub.HasName(name) {
+				found = sub
+			}
+		}
+		if found == nil {
+			return usagef("unknown command %q", strings.Join(args[:i+1], " "))
+		}
+		cmds = found.Subcommands
+	}
+	// The same output as "<command> --help": run that.
+	return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, args...), "--help"))
+}
+
+// buildVersion, when set at link time (make build: -ldflags "-X
+// main.buildVersion=$(git describe ...)"), is guidepub's version.
+var buildVersion string
+
+// version returns guidepub's version: buildVersion when set, else what
+// the Go toolchain stamped in the binary: the module version (a tag, or a
+// pseudo-version of the commit, "+dirty" when built from modified files),
+// or, when there is none ("(devel)"), the commit; "devel" when nothing was
+// stamped (GOFLAGS=-buildvcs=false, go test).
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return "devel " + rev
 }
 
 // envVars returns the environment variable names for a flag.

@@ -64,7 +64,8 @@ Portal API token for each owner of the exported guides (printed once).
 (--embed-url to <listening address>/embed).
 
 The sample bundles' webhooks point at this process's own receiver,
-` + devReceiverPath + `, which checks each delivery's signature and logs it.
+` + devReceiverPath + `, which checks each delivery's signature and logs it; run on
+another --addr, dev points the samples it copied at its new address.
 
 Examples:
    guidepub dev                                  # the sample bundles, on 127.0.0.1:8080
@@ -81,6 +82,9 @@ Examples:
 // configurations, with dev's overrides (work folder, URLs of the listening
 // address, private webhook targets allowed).
 func (e *env) runDev(c *cli.Context) error {
+	if err := checkWatchFlags(c); err != nil {
+		return err
+	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	stdout := e.stdout
 
@@ -91,6 +95,11 @@ func (e *env) runDev(c *cli.Context) error {
 	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
 	side, err := e.devSidecarConfig(c, priv, logger)
 	if err != nil {
+		return err
+	}
+	// The exporter's settings are checked now, on the address asked for,
+	// and read again once listening, on the address got (port 0).
+	if _, err := e.devExporterConfig(c, "http://"+c.String("addr"), work, out, priv); err != nil {
 		return err
 	}
 	for _, d := range []string{work, out, priv} {
@@ -110,8 +119,12 @@ func (e *env) runDev(c *cli.Context) error {
 	src := c.String("src")
 	if src == "" {
 		src = filepath.Join(work, devSrcDir)
-		if err := seedSamples(work, base+devReceiverPath); err != nil {
+		moved, err := seedSamples(work, base+devReceiverPath)
+		if err != nil {
 			return fmt.Errorf("copy the sample bundles: %w", err)
+		}
+		if moved > 0 {
+			fmt.Fprintf(stdout, "guidepub dev: the webhooks of %d sample bundles in %s now point at %s%s\n", moved, work, base, devReceiverPath)
 		}
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,13 +19,21 @@ import (
 )
 
 // seedSamples copies the embedded sample bundles into <work>/src (and the
-// example into <work>/examples), once: an existing src folder is left
-// alone. Their webhooks are pointed at receiver.
-func seedSamples(work, receiver string) error {
+// example into <work>/examples), once, with their webhooks pointed at
+// receiver. When src exists, it is left alone but for the webhooks of the
+// samples that still point at a receiver of dev on another address (a
+// run on another --addr): they are pointed at receiver, and their number
+// is returned.
+func seedSamples(work, receiver string) (int, error) {
 	src := filepath.Join(work, devSrcDir)
 	if _, err := os.Stat(src); err == nil {
-		return nil
+		return repointSamples(work, receiver)
 	}
+	return 0, copySamples(work, src, receiver)
+}
+
+// copySamples copies the samples into work: src, and the example aside.
+func copySamples(work, src, receiver string) error {
 	tmp, err := os.MkdirTemp(work, ".seed-")
 	if err != nil {
 		return err
@@ -73,6 +83,75 @@ func seedSamples(work, receiver string) error {
 		}
 	}
 	return os.Rename(filepath.Join(tmp, devSrcDir), src)
+}
+
+// repointSamples points at receiver the webhooks of the bundles in work's
+// src and examples folders whose only webhook is another receiver of dev
+// (http, a loopback host, devReceiverPath), and returns how many it
+// changed. Only the address changes in the file, which is replaced
+// atomically.
+func repointSamples(work, receiver string) (int, error) {
+	var guides []string
+	for _, dir := range []string{devSrcDir, devExamplesDir} {
+		found, err := filepath.Glob(filepath.Join(work, dir, "*", bundle.FileName))
+		if err != nil {
+			return 0, err
+		}
+		guides = append(guides, found...)
+	}
+	moved := 0
+	for _, p := range guides {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return moved, err
+		}
+		var g struct{ Webhooks []struct{ URL string } }
+		if json.Unmarshal(data, &g) != nil || len(g.Webhooks) != 1 || g.Webhooks[0].URL == receiver || !isDevReceiver(g.Webhooks[0].URL) {
+			continue // not a sample as dev left it: the user's
+		}
+		old, _ := json.Marshal(g.Webhooks[0].URL)
+		now, _ := json.Marshal(receiver)
+		if err := writeFileAtomic(p, bytes.ReplaceAll(data, old, now)); err != nil {
+			return moved, err
+		}
+		moved++
+	}
+	return moved, nil
+}
+
+// isDevReceiver reports whether u is the address of dev's receiver on a
+// loopback host.
+func isDevReceiver(u string) bool {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme != "http" || parsed.Path != devReceiverPath || parsed.RawQuery != "" {
+		return false
+	}
+	host := parsed.Hostname()
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// writeFileAtomic replaces p with data through a temporary file in its
+// folder, so the watcher never reads half a guide.json.
+func writeFileAtomic(p string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".guide-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // pointWebhooks returns guide.json data with its webhooks replaced by one,

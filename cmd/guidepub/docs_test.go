@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -175,4 +176,72 @@ func command(name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// TestDocumentedAutofillFields checks the Autofill section of
+// docs/documents.md against the golden autofill documents: every compound
+// field name it gives in backticks (PropertyRooms, xSvcStructures,
+// AreaSource...) is a key of those documents, or the end of one
+// (RoomAreaSource).
+func TestDocumentedAutofillFields(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "documents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Autofill\n")
+	if !ok {
+		t.Fatal("docs/documents.md has no Autofill section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	goldens, err := filepath.Glob(filepath.Join(repoRoot, "fixtures", "golden", "public", "*", "reso", "autofill"))
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no golden autofill documents: %v", err)
+	}
+	keys := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, el := range x {
+				keys[k] = true
+				collect(el)
+			}
+		case []any:
+			for _, el := range x {
+				collect(el)
+			}
+		}
+	}
+	for _, g := range goldens {
+		data, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatal(err)
+		}
+		collect(v)
+	}
+	compound := regexp.MustCompile("`((?:[a-z]+|[A-Z][a-z]+)(?:[A-Z][a-z]*)+)(?:\\[\\])?`")
+	path := regexp.MustCompile("`([A-Za-z]+)\\[\\]\\.([A-Za-z]+)`") // xSvcStructures[].Floors
+	var names []string
+	for _, m := range compound.FindAllStringSubmatch(section, -1) {
+		names = append(names, m[1])
+	}
+	for _, m := range path.FindAllStringSubmatch(section, -1) {
+		names = append(names, m[1], m[2])
+	}
+	if len(names) < 3 {
+		t.Fatalf("found only %v in the Autofill section", names)
+	}
+	for _, name := range names {
+		found := keys[name]
+		for k := range keys {
+			found = found || strings.HasSuffix(k, name)
+		}
+		if !found {
+			t.Errorf("docs/documents.md names `%s`, which no autofill document holds", name)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/config"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -128,7 +129,10 @@ func limitFlags() []cli.Flag {
 		intFlag("max-photos", d.Photos, "photos one bundle may hold"),
 		intFlag("max-documents", d.Documents, "document files one bundle may name, all languages together"),
 		intFlag("max-webhooks", d.Webhooks, "webhooks one bundle may hold"),
-		intFlag("max-document-size", d.DocumentBytes, "bytes one rendered document (summary, autofill...) may have"),
+		intFlag("max-phones", d.Phones, "phone numbers one bundle's banner may hold"),
+		intFlag("max-emails", d.Emails, "email addresses one bundle's banner may hold"),
+		intFlag("max-social-links", d.SocialLinks, "social links one bundle's banner may hold"),
+		intFlag("max-document-size", d.DocumentBytes, "bytes one file written for a bundle (document, view page, ready event, record...) may have"),
 	}
 }
 
@@ -143,7 +147,9 @@ func readLimits(c *cli.Context) (bundle.Limits, error) {
 	return bundle.Limits{
 		Views: c.Int("max-views"), Buildings: c.Int("max-buildings"), Floors: c.Int("max-floors"),
 		Rooms: c.Int("max-rooms"), WallSegments: c.Int("max-wall-segments"), Photos: c.Int("max-photos"),
-		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"), DocumentBytes: c.Int("max-document-size"),
+		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"),
+		Phones: c.Int("max-phones"), Emails: c.Int("max-emails"), SocialLinks: c.Int("max-social-links"),
+		DocumentBytes: c.Int("max-document-size"),
 	}, nil
 }
 
@@ -166,6 +172,22 @@ func watchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "debounce", Value: def.Debounce, EnvVars: envVars("debounce"),
 			Usage: "quiet period after the last change of a bundle before it is exported"},
 	}
+}
+
+// checkWatchFlags checks --debounce and --poll as the watcher will, so
+// that watch and dev report a bad value before they start anything (open
+// a store, create a folder, listen); watchAndExport checks the whole
+// watcher configuration again.
+func checkWatchFlags(c *cli.Context) error {
+	wcfg := watch.DefaultConfig()
+	wcfg.Debounce, wcfg.Poll = c.Duration("debounce"), c.Duration("poll")
+	var p config.Problems
+	for _, fe := range config.Fields(wcfg.Validate()) {
+		if fe.Field == "Debounce" || fe.Field == "Poll" || fe.Field == "MaxWait" {
+			p.Add(false, fe.Field, "%s", fe.Problem)
+		}
+	}
+	return validConfig(p.Err())
 }
 
 // Serve and publish.

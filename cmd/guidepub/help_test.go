@@ -31,3 +31,45 @@ func TestHelp(t *testing.T) {
 		t.Errorf("unknown command: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestUnknownSubcommand: an unknown subcommand of a command with
+// subcommands is bad usage, as an unknown command is.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, cmd := range newApp(nil, nil).Commands {
+		if len(cmd.Subcommands) == 0 {
+			continue
+		}
+		code, _, stderr := runCLI(t, cmd.Name, "frobnicate")
+		if code != exitUsage || !strings.Contains(stderr, `unknown command "`+cmd.Name+` frobnicate"`) {
+			t.Errorf("%s frobnicate: exit %d, want %d\n%s", cmd.Name, code, exitUsage, stderr)
+		}
+		if code, help, _ := runCLI(t, cmd.Name); code != 0 || !strings.Contains(help, cmd.Subcommands[0].Name) {
+			t.Errorf("%s alone: exit %d, want its help\n%s", cmd.Name, code, help)
+		}
+	}
+}
+
+// TestHelpCommand: "guidepub help <command>" shows the command's help, as
+// "guidepub <command> --help" does.
+func TestHelpCommand(t *testing.T) {
+	code, help, stderr := runCLI(t, "help", "export")
+	_, want, _ := runCLI(t, "export", "--help")
+	if code != 0 || help != want {
+		t.Errorf("help export: exit %d\n%s%s", code, help, stderr)
+	}
+	if code, top, _ := runCLI(t, "help"); code != 0 || !strings.Contains(top, "COMMANDS:") {
+		t.Errorf("help: exit %d\n%s", code, top)
+	}
+	if code, _, stderr := runCLI(t, "help", "frob"); code != exitUsage || !strings.Contains(stderr, `unknown command "frob"`) {
+		t.Errorf("help frob: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestVersion: --version prints the module version and the commit it was
+// built from, as the Go toolchain stamped them.
+func TestVersion(t *testing.T) {
+	code, out, stderr := runCLI(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "guidepub version ") || strings.TrimSpace(strings.TrimPrefix(out, "guidepub version ")) == "" {
+		t.Errorf("--version: exit %d, %q\n%s", code, out, stderr)
+	}
+}

@@ -50,6 +50,9 @@ Examples:
 
 // runWatch is the "watch" command.
 func (e *env) runWatch(c *cli.Context) error {
+	if err := checkWatchFlags(c); err != nil {
+		return err
+	}
 	cfg, err := e.exporterConfig(c)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,6 +314,39 @@ func TestWatchQueuesEventLostBeforeStart(t *testing.T) {
 		}
 		if !strings.Contains(stdout.String(), "0 files written") {
 			t.Errorf("start %d: the content did not change, yet: %s", start+1, stdout.String())
+		}
+	}
+}
+
+// TestBadWatchFlagsBeforeAnything: a bad flag value (--debounce, --poll,
+// a limit, an encoding) is reported before anything starts: dev reports it
+// even when its port is taken (it listens only after), and neither dev
+// nor watch creates its work folder or store first.
+func TestBadWatchFlagsBeforeAnything(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tr := newWatchTrees(t, "rue-saint-denis", "https://hooks.example.com/ready")
+	work := filepath.Join(t.TempDir(), "work")
+	store := filepath.Join(t.TempDir(), "guidepub.db")
+	for _, args := range [][]string{
+		{"dev", "--addr", busy.Addr().String(), "--work-dir", work, "--debounce", "0"},
+		{"dev", "--addr", busy.Addr().String(), "--work-dir", work, "--poll", "-1s"},
+		{"dev", "--addr", busy.Addr().String(), "--work-dir", work, "--max-rooms", "0"},
+		{"dev", "--addr", busy.Addr().String(), "--work-dir", work, "--max-attempts", "0"},
+		{"watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv, "--store", store, "--debounce", "0"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		flag := args[len(args)-2]
+		if code != exitUsage || !strings.Contains(stderr, flag) {
+			t.Errorf("%v: exit %d, want %d naming %s\n%s", args, code, exitUsage, flag, stderr)
+		}
+		for _, p := range []string{work, store} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%v created %s before checking its flags", args, p)
+			}
 		}
 	}
 }

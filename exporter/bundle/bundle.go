@@ -158,8 +158,9 @@ func readGuide(fsys afero.Fs, dir string) ([]byte, string) {
 // ReadFile returns the content of rel, a file named by the bundle's Guide
 // (slash-separated, relative to the bundle folder). It checks again that
 // rel is a regular file inside the bundle reached through no symbolic
-// link, since the folder may have changed since Load; it returns an error
-// when it is not, or when the file cannot be read.
+// link and with no other hard link, since the folder may have changed
+// since Load; it returns an error when it is not, or when the file cannot
+// be read.
 func (b *Bundle) ReadFile(rel string) ([]byte, error) {
 	f, err := b.Open(rel)
 	if err != nil {
@@ -171,8 +172,8 @@ func (b *Bundle) ReadFile(rel string) ([]byte, error) {
 
 // Open opens rel, a file named by the bundle's Guide, for reading, with
 // the checks of ReadFile. It returns an error when rel is not a regular
-// file inside the bundle reached through no symbolic link, or when it
-// cannot be opened.
+// file inside the bundle reached through no symbolic link, when the file
+// opened has another hard link, or when it cannot be opened.
 func (b *Bundle) Open(rel string) (afero.File, error) {
 	if msg := checkRel(rel); msg != "" {
 		return nil, fmt.Errorf("bundle %s: file %q: %s", b.Folder, rel, msg)
@@ -180,7 +181,23 @@ func (b *Bundle) Open(rel string) (afero.File, error) {
 	if msg := checkFile(b.fsys, b.Dir, rel); msg != "" {
 		return nil, fmt.Errorf("bundle %s: file %q: %s", b.Folder, rel, msg)
 	}
-	return b.fsys.Open(filepath.Join(b.Dir, filepath.FromSlash(rel)))
+	f, err := b.fsys.Open(filepath.Join(b.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	// The links of the file opened, not of the name checked above: a link
+	// made in between is seen.
+	fi, err := f.Stat()
+	if err == nil {
+		if msg := checkLinks(fi); msg != "" {
+			err = fmt.Errorf("bundle %s: file %q: %s", b.Folder, rel, msg)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Parse decodes and validates guide.json alone (the files it names are

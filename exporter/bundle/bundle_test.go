@@ -390,6 +390,30 @@ func badGuides(t testing.TB) []struct {
 			{"$.property.location.lat", "latitude 91 is outside"},
 			{"$.banner.website", "must be an absolute http or https URL"},
 		}},
+		{"banner emails", edit(t, func(g map[string]any) {
+			set(t, g, "banner", map[string]any{"fullName": "A", "emails": []any{
+				"jane@example.com",
+				"a@b.c?bcc=spy@evil.example&subject=hi",
+				"a@b.c?bcc=spy",
+				"Jane <jane@example.com>",
+				"jane@example.com ",
+				`"jane doe"@example.com`,
+				"jane#x@example.com",
+				"jane@localhost",
+				"jane@[192.0.2.1]",
+				"",
+			}})
+		}), []want{
+			{"$.banner.emails[1]", `email address "a@b.c?bcc=spy@evil.example&subject=hi" is not valid`},
+			{"$.banner.emails[2]", "is not a bare address"},
+			{"$.banner.emails[3]", "is not a bare address"},
+			{"$.banner.emails[4]", "is not a bare address"},
+			{"$.banner.emails[5]", "is not a bare address"},
+			{"$.banner.emails[6]", "is not a bare address"},
+			{"$.banner.emails[7]", "is not a bare address"},
+			{"$.banner.emails[8]", "is not a bare address"},
+			{"$.banner.emails[9]", "is not valid"},
+		}},
 		{"webhooks", edit(t, func(g map[string]any) {
 			set(t, g, "webhooks", []any{
 				map[string]any{"url": "https://hooks.example.com/x", "secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
@@ -706,6 +730,15 @@ func TestLoadSymlinks(t *testing.T) {
 		}, baseFiles, []bundle.Problem{
 			{File: "b/guide.json", Message: "file is a symbolic link"},
 		}},
+		{"file is a hard link to a private file", func(t *testing.T, dir string) {
+			private := filepath.Join(outside, "private.pdf")
+			if err := os.WriteFile(private, []byte("private"), 0o600); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+			hardlink(t, private, filepath.Join(dir, "doc", "plan.pdf"))
+		}, without(baseFiles, "doc/plan.pdf"), []bundle.Problem{
+			{File: "b/doc/plan.pdf", Path: "$.media.documents.en.pdfMetric", Message: "hard links; bundles must hold files of their own"},
+		}},
 		{"dangling link", func(t *testing.T, dir string) {
 			symlink(t, filepath.Join(outside, "gone.jpg"), filepath.Join(dir, "doc", "main.jpg"))
 		}, without(baseFiles, "doc/main.jpg"), []bundle.Problem{
@@ -748,6 +781,34 @@ func TestReadFileChecksAgain(t *testing.T) {
 	}
 	if _, err := b.Open("doc/plan.pdf"); err == nil {
 		t.Errorf("Open of a swapped-in link succeeded")
+	}
+}
+
+// TestOpenRefusesHardLinks hard-links a bundle file after Load: ReadFile
+// and Open must refuse it, since the other name may be anyone's file.
+func TestOpenRefusesHardLinks(t *testing.T) {
+	root := t.TempDir()
+	dir := writeBundle(t, afero.NewOsFs(), root, "b", []byte(baseGuide), baseFiles)
+	b, err := bundle.Load(afero.NewOsFs(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hardlink(t, filepath.Join(dir, "doc", "plan.pdf"), filepath.Join(t.TempDir(), "other.pdf"))
+	if data, err := b.ReadFile("doc/plan.pdf"); err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("ReadFile of a hard-linked file = %q, %v; want a hard link error", data, err)
+	}
+	if _, err := b.Open("doc/plan.pdf"); err == nil {
+		t.Errorf("Open of a hard-linked file succeeded")
+	}
+}
+
+func hardlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(target, link); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -85,7 +85,8 @@ func checkRel(rel string) string {
 }
 
 // checkFiles checks that every file g names exists in the bundle folder dir
-// of fsys as a regular file reached through no symbolic link. Each
+// of fsys as a regular file reached through no symbolic link, with no
+// other hard link (checkMedia). Each
 // reference gets its own problem; path syntax problems are Parse's.
 func checkFiles(fsys afero.Fs, dir, folder string, g *Guide) []Problem {
 	var problems []Problem
@@ -96,7 +97,7 @@ func checkFiles(fsys afero.Fs, dir, folder string, g *Guide) []Problem {
 		}
 		msg, ok := seen[ref.rel]
 		if !ok {
-			msg = checkFile(fsys, dir, ref.rel)
+			msg = checkMedia(fsys, dir, ref.rel)
 			seen[ref.rel] = msg
 		}
 		if msg != "" {
@@ -143,6 +144,29 @@ func checkFile(fsys afero.Fs, dir, rel string) string {
 		case last && !fi.Mode().IsRegular():
 			return "not a regular file"
 		}
+	}
+	return ""
+}
+
+// checkMedia is checkFile for a file that is published: it must also have
+// no other hard link, since the other name may be a private file anywhere
+// on the machine (published 0644, it would be anyone's).
+func checkMedia(fsys afero.Fs, dir, rel string) string {
+	if msg := checkFile(fsys, dir, rel); msg != "" {
+		return msg
+	}
+	fi, err := fsys.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return readError(err)
+	}
+	return checkLinks(fi)
+}
+
+// checkLinks returns why the file of fi cannot be published for its hard
+// links, or "".
+func checkLinks(fi os.FileInfo) string {
+	if n := hardLinks(fi); n > 1 {
+		return fmt.Sprintf("file has %d hard links; bundles must hold files of their own (copy it rather than link it)", n)
 	}
 	return ""
 }

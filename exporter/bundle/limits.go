@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/guidepub/guidepub/site"
 )
 
 // Limits bound what one bundle may hold, so that a hostile or broken
@@ -22,6 +24,9 @@ type Limits struct {
 	Photos       int // entries of $.media.photos
 	Documents    int // files named under $.media.documents, all languages
 	Webhooks     int // entries of $.webhooks
+	Phones       int // entries of $.banner.phones
+	Emails       int // entries of $.banner.emails
+	SocialLinks  int // entries of $.banner.socialLinks
 	// DocumentBytes bounds the size of one rendered document (summary,
 	// autofill...), checked by the exporter.
 	DocumentBytes int
@@ -37,6 +42,9 @@ var DefaultLimits = Limits{
 	Photos:        500,
 	Documents:     200,
 	Webhooks:      20,
+	Phones:        20,
+	Emails:        20,
+	SocialLinks:   20,
 	DocumentBytes: 8 << 20,
 }
 
@@ -57,51 +65,141 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.Photos, d.Photos)
 	def(&l.Documents, d.Documents)
 	def(&l.Webhooks, d.Webhooks)
+	def(&l.Phones, d.Phones)
+	def(&l.Emails, d.Emails)
+	def(&l.SocialLinks, d.SocialLinks)
 	def(&l.DocumentBytes, d.DocumentBytes)
 	return l
 }
 
-// limit is one counted list: the pattern of its JSON path (array indexes
-// as "[]"), what it holds, the flag that raises it, and the limit.
+// MaxDepth is how deeply arrays and objects may nest in guide.json. The
+// deepest value of a guide (a wall segment's measure) is 10 levels deep;
+// the limit keeps the checks linear in the size of the file whatever it
+// holds.
+const MaxDepth = 32
+
+// limit is one counted list: where it is, what it holds, the flag that
+// raises it ("" for a list whose length is bounded by what it may hold:
+// addons, hidden features...), and the limit.
 type limit struct {
-	pattern, what, flag string
-	max                 int
+	// pattern is the JSON path of the list: ".key" steps, "[]" for every
+	// element of an array, ".*" for every member of an object.
+	pattern string
+	// strings: the non-empty strings at pattern count, not its elements
+	// (or members).
+	strings bool
+	// perList: max bounds each list at pattern on its own (hidden features
+	// of each view), not all of them together.
+	perList bool
+	what    string // also the counter: limits of one what count together
+	flag    string
+	max     int
 }
 
 func (l Limits) counted() []limit {
-	return []limit{
-		{".views", "views", "--max-views", l.Views},
-		{".summary.buildings", "buildings", "--max-buildings", l.Buildings},
-		{".summary.buildings[].floors", "floors", "--max-floors", l.Floors},
-		{".summary.buildings[].floors[].rooms", "rooms", "--max-rooms", l.Rooms},
-		{".summary.buildings[].floors[].rooms[].wallSegments", "wall segments", "--max-wall-segments", l.WallSegments},
-		{".media.photos", "photos", "--max-photos", l.Photos},
-		{".webhooks", "webhooks", "--max-webhooks", l.Webhooks},
+	docs := func(pattern string, strings bool) limit {
+		return limit{pattern: pattern, strings: strings, what: "document files", flag: "--max-documents", max: l.Documents}
 	}
+	fixed := func(pattern, what string, max int) limit {
+		return limit{pattern: pattern, perList: true, what: what, max: max}
+	}
+	return []limit{
+		{pattern: ".views", what: "views", flag: "--max-views", max: l.Views},
+		{pattern: ".summary.buildings", what: "buildings", flag: "--max-buildings", max: l.Buildings},
+		{pattern: ".summary.buildings[].floors", what: "floors", flag: "--max-floors", max: l.Floors},
+		{pattern: ".summary.buildings[].floors[].rooms", what: "rooms", flag: "--max-rooms", max: l.Rooms},
+		{pattern: ".summary.buildings[].floors[].rooms[].wallSegments", what: "wall segments", flag: "--max-wall-segments", max: l.WallSegments},
+		{pattern: ".media.photos", what: "photos", flag: "--max-photos", max: l.Photos},
+		docs(".media.documents.*.jpgMetric", false),
+		docs(".media.documents.*.jpgImperial", false),
+		docs(".media.documents.*.*", true),
+		{pattern: ".webhooks", what: "webhooks", flag: "--max-webhooks", max: l.Webhooks},
+		{pattern: ".banner.phones", what: "phone numbers", flag: "--max-phones", max: l.Phones},
+		{pattern: ".banner.emails", what: "email addresses", flag: "--max-emails", max: l.Emails},
+		{pattern: ".banner.socialLinks", what: "social links", flag: "--max-social-links", max: l.SocialLinks},
+		// Lists of distinct known values: longer ones are invalid anyway,
+		// but each entry would be a problem of its own.
+		fixed(".addons", "addons", len(Addons)),
+		fixed(".views[].hidden", "hidden features per view", len(HiddenFeatures)),
+		fixed(".media.documents", "document languages", len(site.Languages)),
+		fixed(".summary.buildings[].floors[].rooms[].dims", "dims per room", 2),
+	}
+}
+
+// shape is what the limit check knows of one place of guide.json: which
+// counted lists are there, and the places below it that hold some.
+type shape struct {
+	members map[string]*shape // object members by key; "*" for any other key
+	elems   *shape            // array elements
+	list    *limit            // each element (or member) here counts against list
+	strings *limit            // each non-empty string here counts against strings
+}
+
+// child returns the shape of the member key of s (an object), or nil.
+func (s *shape) member(key string) *shape {
+	if s == nil {
+		return nil
+	}
+	if c, ok := s.members[key]; ok {
+		return c
+	}
+	return s.members["*"]
+}
+
+// shapes builds the tree of places of lims' patterns.
+func shapes(lims []limit) *shape {
+	root := &shape{}
+	for i := range lims {
+		l := &lims[i]
+		s := root
+		for rest := l.pattern; rest != ""; {
+			if r, ok := strings.CutPrefix(rest, "[]"); ok {
+				if s.elems == nil {
+					s.elems = &shape{}
+				}
+				s, rest = s.elems, r
+				continue
+			}
+			key := rest[1:]
+			if i := strings.IndexAny(key, ".["); i >= 0 {
+				key = key[:i]
+			}
+			rest = rest[1+len(key):]
+			if s.members == nil {
+				s.members = map[string]*shape{}
+			}
+			if s.members[key] == nil {
+				s.members[key] = &shape{}
+			}
+			s = s.members[key]
+		}
+		if l.strings {
+			s.strings = l
+		} else {
+			s.list = l
+		}
+	}
+	return root
 }
 
 // frame is one open JSON array or object of checkLimits' scan.
 type frame struct {
 	arr       bool
+	shape     *shape // nil: no counted list at or below it
 	key       string // object: the current member's key
 	expectKey bool   // object: the next token is a key or '}'
-	idx       int    // array: elements seen
+	idx       int    // array: elements seen; object: members seen
 }
 
-// stackPath returns the JSON path of the value being read in stack: with real
-// indexes ("$.views[3]") or as a pattern (".views[]", no "$").
-func stackPath(stack []frame, pattern bool) string {
+// stackPath returns the JSON path of the value being read in stack, such
+// as "$.views[3]". It is built only to report a problem.
+func stackPath(stack []frame) string {
 	var b strings.Builder
-	if !pattern {
-		b.WriteString("$")
-	}
+	b.WriteString("$")
 	for _, f := range stack {
-		switch {
-		case f.arr && pattern:
-			b.WriteString("[]")
-		case f.arr:
+		if f.arr {
 			b.WriteString("[" + strconv.Itoa(f.idx-1) + "]")
-		default:
+		} else {
 			b.WriteString(keyPath(f.key))
 		}
 	}
@@ -110,14 +208,15 @@ func stackPath(stack []frame, pattern bool) string {
 
 // CheckLimits scans guide.json text before it is decoded and returns a
 // problem for the first list that holds more than lim allows (lim's zero
-// fields are DefaultLimits'), or nil. It stops at the first limit
-// exceeded, so a huge guide is rejected after reading only what the limit
-// allows. Text that is not valid JSON gives nil: Parse reports it.
+// fields are DefaultLimits'), or for values nested more than MaxDepth
+// levels deep, or nil. It stops at the first limit exceeded, so a huge
+// guide is rejected after reading only what the limit allows; its time
+// is linear in the size of data. Text that is not valid JSON gives nil:
+// Parse reports it.
 func CheckLimits(data []byte, lim Limits) []Problem {
 	lim = lim.WithDefaults()
-	counted := lim.counted()
-	counts := make([]int, len(counted))
-	docs := 0
+	root := shapes(lim.counted())
+	counts := map[string]int{}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []frame
@@ -126,8 +225,24 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 			stack[n-1].expectKey = true
 		}
 	}
-	over := func(what, flag string, max int, at string) []Problem {
-		return []Problem{{Path: at, Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", max, what, flag)}}
+	// count counts one more of l, the seen-th of its list, and returns its
+	// problem when that is one too many.
+	count := func(l *limit, seen int) []Problem {
+		if l == nil {
+			return nil
+		}
+		if !l.perList {
+			counts[l.what]++
+			seen = counts[l.what]
+		}
+		if seen <= l.max {
+			return nil
+		}
+		if l.flag == "" {
+			// A list of distinct known values: the list is at fault.
+			return []Problem{{Path: stackPath(stack[:len(stack)-1]), Message: fmt.Sprintf("more than %d %s; no guide has more", l.max, l.what)}}
+		}
+		return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)}}
 	}
 	for {
 		tok, err := dec.Token()
@@ -146,6 +261,12 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 			}
 			key, _ := tok.(string)
 			stack[n-1].key, stack[n-1].expectKey = key, false
+			stack[n-1].idx++
+			if s := stack[n-1].shape; s != nil {
+				if p := count(s.list, stack[n-1].idx); p != nil {
+					return p
+				}
+			}
 			continue
 		}
 		if tok == json.Delim(']') {
@@ -153,49 +274,37 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 			afterValue()
 			continue
 		}
-		// tok starts a value.
-		if n > 0 && stack[n-1].arr {
-			stack[n-1].idx++
-			pat := stackPath(stack[:n-1], true)
-			for i, l := range counted {
-				if pat == l.pattern {
-					if counts[i]++; counts[i] > l.max {
-						return over(l.what, l.flag, l.max, stackPath(stack, false))
+		// tok starts a value: its shape is that of its place in its parent.
+		sh := root
+		if n > 0 {
+			parent := &stack[n-1]
+			if parent.arr {
+				parent.idx++
+				if parent.shape != nil {
+					sh = parent.shape.elems
+					if p := count(parent.shape.list, parent.idx); p != nil {
+						return p
 					}
+				} else {
+					sh = nil
 				}
+			} else {
+				sh = parent.shape.member(parent.key)
 			}
-			if isDocumentList(pat) {
-				if docs++; docs > lim.Documents {
-					return over("document files", "--max-documents", lim.Documents, stackPath(stack, false))
-				}
-			}
-		} else if s, ok := tok.(string); ok && s != "" && n == 4 && isDocumentsValue(stack) {
-			if docs++; docs > lim.Documents {
-				return over("document files", "--max-documents", lim.Documents, stackPath(stack, false))
+		}
+		if s, ok := tok.(string); ok && s != "" && sh != nil {
+			if p := count(sh.strings, 0); p != nil {
+				return p
 			}
 		}
 		switch tok {
-		case json.Delim('['):
-			stack = append(stack, frame{arr: true})
-		case json.Delim('{'):
-			stack = append(stack, frame{expectKey: true})
+		case json.Delim('['), json.Delim('{'):
+			if n == MaxDepth {
+				return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("arrays and objects nested more than %d levels deep; no guide needs more than 10", MaxDepth)}}
+			}
+			stack = append(stack, frame{arr: tok == json.Delim('['), expectKey: tok == json.Delim('{'), shape: sh})
 		default:
 			afterValue()
 		}
 	}
-}
-
-// isDocumentList reports whether pattern is a list of files of one
-// language's documents (jpgMetric, jpgImperial).
-func isDocumentList(pattern string) bool {
-	rest, ok := strings.CutPrefix(pattern, ".media.documents")
-	return ok && (strings.HasSuffix(rest, ".jpgMetric") || strings.HasSuffix(rest, ".jpgImperial")) &&
-		strings.Count(rest, ".") == 2
-}
-
-// isDocumentsValue reports whether the string being read (stack four
-// objects deep) is a member of one language's documents.
-func isDocumentsValue(stack []frame) bool {
-	return !stack[0].arr && stack[0].key == "media" && !stack[1].arr && stack[1].key == "documents" &&
-		!stack[2].arr && !stack[3].arr
 }

@@ -78,6 +78,34 @@ func TestLimits(t *testing.T) {
 			g["webhooks"] = []any{map[string]any{"url": "https://example.test/h", "secret": "s"}}
 			grow(g, "webhooks", d.Webhooks+1)
 		}, Limits{}, fmt.Sprintf("$.webhooks[%d]", d.Webhooks), "webhooks"},
+		{"phones", func(g map[string]any) { grow(obj(g, "banner"), "phones", d.Phones+1) }, Limits{},
+			fmt.Sprintf("$.banner.phones[%d]", d.Phones), "--max-phones"},
+		{"emails", func(g map[string]any) { grow(obj(g, "banner"), "emails", d.Emails+1) }, Limits{},
+			fmt.Sprintf("$.banner.emails[%d]", d.Emails), "--max-emails"},
+		{"emails raised", func(g map[string]any) { grow(obj(g, "banner"), "emails", d.Emails+1) }, Limits{Emails: d.Emails + 1}, "", ""},
+		{"social links", func(g map[string]any) { grow(obj(g, "banner"), "socialLinks", d.SocialLinks+1) }, Limits{},
+			fmt.Sprintf("$.banner.socialLinks[%d]", d.SocialLinks), "--max-social-links"},
+		{"addons", func(g map[string]any) { grow(g, "addons", len(Addons)+1) }, Limits{},
+			"$.addons", "addons"},
+		{"hidden features per view", func(g map[string]any) {
+			views := g["views"].([]any)
+			for _, v := range views {
+				var all []any
+				for _, h := range HiddenFeatures {
+					all = append(all, h)
+				}
+				v.(map[string]any)["hidden"] = all
+			}
+			grow(views[1].(map[string]any), "hidden", len(HiddenFeatures)+1)
+		}, Limits{}, "$.views[1].hidden", "hidden features"},
+		{"dims", func(g map[string]any) { arr(firstFloor(g), "rooms")[0].(map[string]any)["dims"] = []any{1, 2, 3} }, Limits{},
+			"$.summary.buildings[0].floors[0].rooms[0].dims", "dims"},
+		{"document languages", func(g map[string]any) {
+			docs := obj(obj(g, "media"), "documents")
+			for _, l := range []string{"de", "fr", "es", "it", "zh", "pt"} {
+				docs[l] = map[string]any{}
+			}
+		}, Limits{}, "$.media.documents", "document languages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,5 +176,47 @@ func BenchmarkRejectHugeGuide(b *testing.B) {
 		if _, err := Load(fsys, dir); err == nil {
 			b.Fatal("accepted")
 		}
+	}
+}
+
+// deepGuide returns the fixture guide with, in an unknown field, arrays
+// nested levels deep: 400 KB of text at 200,000 levels.
+func deepGuide(t testing.TB, levels int) []byte {
+	t.Helper()
+	g := kingGuide(t)
+	g["notes"] = "DEEP"
+	head, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("[", levels) + strings.Repeat("]", levels)
+	return []byte(strings.Replace(string(head), `"DEEP"`, deep, 1))
+}
+
+// TestDeepNestingRejected checks that arrays nested far deeper than any
+// guide are rejected by the limit check, naming the nesting limit, at the
+// place the limit is passed. The check is linear (see
+// BenchmarkRejectDeepGuide); it used to take minutes for this file.
+func TestDeepNestingRejected(t *testing.T) {
+	problems := CheckLimits(deepGuide(t, 200_000), Limits{})
+	want := "$.notes" + strings.Repeat("[0]", MaxDepth-1)
+	if len(problems) != 1 || problems[0].Path != want || !strings.Contains(problems[0].Message, fmt.Sprintf("nested more than %d levels deep", MaxDepth)) {
+		t.Fatalf("problems %v, want one at %s about the nesting limit", problems, want)
+	}
+}
+
+// BenchmarkRejectDeepGuide measures how fast guide.json files of arrays
+// nested 20,000 and 200,000 levels deep are rejected.
+func BenchmarkRejectDeepGuide(b *testing.B) {
+	for _, levels := range []int{20_000, 200_000} {
+		b.Run(fmt.Sprintf("levels=%d", levels), func(b *testing.B) {
+			data := deepGuide(b, levels)
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if len(CheckLimits(data, Limits{})) == 0 {
+					b.Fatal("accepted")
+				}
+			}
+		})
 	}
 }

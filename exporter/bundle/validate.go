@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"net/mail"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -136,9 +138,47 @@ func (c *checker) banner(b *site.Banner) {
 	if b.Website != nil && *b.Website != "" {
 		c.webURL("$.banner.website", "website", *b.Website)
 	}
+	for i, e := range b.Emails {
+		if msg := checkEmail(e); msg != "" {
+			c.add(fmt.Sprintf("$.banner.emails[%d]", i), "email address %q %s", e, msg)
+		}
+	}
 	for i, l := range b.SocialLinks {
 		c.webURL(fmt.Sprintf("$.banner.socialLinks[%d].link", i), "link", l.Link)
 	}
+}
+
+// checkEmail returns why s is not a bare email address (name@example.com)
+// that can be linked as mailto:s, or "". net/mail parses it (RFC 5322);
+// then a display name, quoting, spaces, an address literal ([192.0.2.1]),
+// a domain without a dot, and the characters that would start a query or
+// fragment of the mailto: link (RFC 6068: a hidden "?bcc=") are refused.
+func checkEmail(s string) string {
+	const bare = "is not a bare address such as name@example.com"
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return "is not valid: " + strings.TrimPrefix(err.Error(), "mail: ")
+	}
+	local, domain, _ := strings.Cut(a.Address, "@")
+	switch {
+	case a.Name != "" || a.Address != s:
+		return bare
+	case strings.ContainsAny(local, "?#%/&="):
+		return bare
+	case !strings.Contains(domain, ".") || strings.HasPrefix(domain, "["):
+		return bare
+	}
+	for _, label := range strings.Split(domain, ".") {
+		if label == "" || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return bare
+		}
+		for _, r := range label {
+			if r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				return bare
+			}
+		}
+	}
+	return ""
 }
 
 // webURL checks an absolute http or https URL with a host.

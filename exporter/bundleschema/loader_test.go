@@ -192,6 +192,15 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		{"photo without file", func(g map[string]any) {
 			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "width": 10, "height": 10}}
 		}, []string{"$.media.photos[0].file"}},
+		{"email with a hidden query", func(g map[string]any) {
+			obj(g["banner"])["emails"] = []any{"jane@example.com", "a@b.c?bcc=spy@evil.example"}
+		}, []string{"$.banner.emails[1]"}},
+		{"email with a display name", func(g map[string]any) { obj(g["banner"])["emails"] = []any{"Jane <jane@example.com>"} }, []string{"$.banner.emails[0]"}},
+		{"email without a dot in the domain", func(g map[string]any) { obj(g["banner"])["emails"] = []any{"jane@localhost"} }, []string{"$.banner.emails[0]"}},
+		{"email with a double dot", func(g map[string]any) { obj(g["banner"])["emails"] = []any{"jane..doe@example.com"} }, []string{"$.banner.emails[0]"}},
+		{"email of other scripts", func(g map[string]any) {
+			obj(g["banner"])["emails"] = []any{"émilie.o'brien+ventes@immobilier-plateau.québec"}
+		}, nil},
 		{"video not a URL", func(g map[string]any) { obj(g["media"])["video"] = "not a url" }, []string{"$.media.video"}},
 		{"webhook URL with a password", func(g map[string]any) {
 			g["webhooks"] = []any{map[string]any{"url": "https://user:pw@hooks.example/in"}}

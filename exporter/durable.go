@@ -1,0 +1,115 @@
+package exporter
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/afero"
+)
+
+// Durability on power loss (see docs/robustness.md#power-loss). A write
+// replaces a file atomically (writeFunc); on its own that protects readers
+// and a killed process, not a power loss, after which a file renamed into
+// place may be empty if its bytes were still in the page cache. So:
+//
+//   - every write flushes the file to stable storage (fsync) before it
+//     gets its name, so a name never points at bytes that may not be there;
+//   - the folders of a guide's files are flushed once, after all of them
+//     are written and before the guide's export returns, so the manifest
+//     and the ready event never name a file whose name may be lost;
+//   - the manifest is flushed with its folder each time it is saved.
+//
+// One folder flush per guide instead of one per file is the cheaper
+// part of the rule: a name not yet flushed can only be lost (the
+// previous version stays), never point at missing bytes, and nothing
+// names the new version before its folders are flushed.
+
+// testHookSync, when set by a test, is called after each step of the rule
+// above with the step ("sync" a file, "rename" or "link" it into place,
+// "syncdir" a folder) and the file or folder it concerns.
+var testHookSync func(step, name string)
+
+func syncStep(step, name string) {
+	if h := testHookSync; h != nil {
+		h(step, name)
+	}
+}
+
+// syncFile flushes f, written under the name name, to stable storage.
+func syncFile(f interface{ Sync() error }, name string) error {
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	syncStep("sync", name)
+	return nil
+}
+
+// syncDir flushes the folder dir of fsys to stable storage, so that the
+// names created, replaced or removed in it survive a power loss. A file
+// system that cannot flush a folder (EINVAL) is not an error.
+func syncDir(fsys afero.Fs, dir string) error {
+	d, err := fsys.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	syncStep("syncdir", dir)
+	return nil
+}
+
+// syncFolders flushes, once each, the folders of t holding the files
+// paths (slash-separated, relative to t) and every folder above them up
+// to t's root, which holds the names of folders created for them.
+func (t tree) syncFolders(paths []string) error {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, p := range paths {
+		for dir := path.Dir(p); !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+			if dir == "." {
+				break
+			}
+		}
+	}
+	// Deepest first, the root last: each folder after the folders in it.
+	depth := func(dir string) int {
+		if dir == "." {
+			return -1
+		}
+		return strings.Count(dir, "/")
+	}
+	slices.SortFunc(dirs, func(a, b string) int {
+		if c := cmp.Compare(depth(b), depth(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, dir := range dirs {
+		if err := syncDir(t.fs, t.abs(dir)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSynced is write followed by a flush of p's folder: for the
+// manifest, which names what is published.
+func (t tree) writeSynced(p string, data []byte) error {
+	if err := t.write(p, data); err != nil {
+		return err
+	}
+	return syncDir(t.fs, filepath.Dir(t.abs(p)))
+}
