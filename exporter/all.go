@@ -155,12 +155,20 @@ func (s *scanned) alive(folder, guideID string) bool {
 	return s.heads[i] == nil || s.heads[i].GuideID == guideID
 }
 
-// unpublishGone unpublishes the guides whose folder no longer holds them,
-// adds them to rep and returns the I/O errors.
+// unpublishGone unpublishes the guides whose folder no longer holds them
+// and that no other folder holds (a moved guide stays published while it is
+// exported from its new folder), adds them to rep and returns the I/O
+// errors.
 func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 	var gone []string
+	moved := map[string]bool{}
+	for i, g := range s.heads {
+		if g != nil && s.published[g.GuideID].Folder != s.folders[i] {
+			moved[g.GuideID] = true
+		}
+	}
 	for id, mg := range s.published {
-		if !s.alive(mg.Folder, id) {
+		if !s.alive(mg.Folder, id) && !moved[id] {
 			gone = append(gone, id)
 		}
 	}

@@ -739,3 +739,26 @@ func TestManifestErrors(t *testing.T) {
 		t.Errorf("damaged manifest: got %v", err)
 	}
 }
+
+// TestMoveBetweenExports renames a published bundle folder between two
+// ExportAll runs: the guide moves to its new folder without being
+// unpublished first (no file deleted, none rewritten), and its ids stay
+// its own.
+func TestMoveBetweenExports(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	pub0 := snapshot(t, ev.out, ev.outDir)
+	if err := ev.src.Rename(filepath.Join(ev.srcDir, kingFolder), filepath.Join(ev.srcDir, "moved-king")); err != nil {
+		t.Fatal(err)
+	}
+	rep := ev.exportAll()
+	if rep.Deleted != 0 || rep.Written != 0 {
+		t.Errorf("move: deleted %d, wrote %d files, want none", rep.Deleted, rep.Written)
+	}
+	if c := changed(pub0, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+		t.Errorf("move changed %v", c)
+	}
+	if got := ev.exporter().Manifest().Guides[kingGuide].Folder; got != "moved-king" {
+		t.Errorf("guide published from %q, want moved-king", got)
+	}
+}

@@ -21,6 +21,9 @@ const manifestVersion = 1
 // written again. It is not safe for concurrent use.
 type manifest struct {
 	guides map[string]site.ManifestGuide
+	// owners indexes guides by public id (view id or alias): the guide id
+	// that publishes it.
+	owners map[string]string
 	// entryJSON caches the JSON member `"id":{entry}` of each entry.
 	entryJSON map[string][]byte
 	savedSum  [sha256.Size]byte
@@ -28,7 +31,7 @@ type manifest struct {
 
 // newManifest returns an empty manifest.
 func newManifest() *manifest {
-	return &manifest{guides: map[string]site.ManifestGuide{}, entryJSON: map[string][]byte{}}
+	return &manifest{guides: map[string]site.ManifestGuide{}, owners: map[string]string{}, entryJSON: map[string][]byte{}}
 }
 
 // decode replaces the entries with those of the manifest file data. It
@@ -45,6 +48,10 @@ func (m *manifest) decode(data []byte) error {
 		f.Guides = map[string]site.ManifestGuide{}
 	}
 	m.guides = f.Guides
+	clear(m.owners)
+	for id, mg := range m.guides {
+		m.index(id, mg)
+	}
 	clear(m.entryJSON)
 	m.savedSum = sha256.Sum256(data)
 	return nil
@@ -56,16 +63,46 @@ func (m *manifest) get(id string) (site.ManifestGuide, bool) {
 	return mg, ok
 }
 
+// owner returns the guide id and entry of the guide publishing the public
+// id (a view id or an alias).
+func (m *manifest) owner(publicID string) (string, site.ManifestGuide, bool) {
+	gid, ok := m.owners[publicID]
+	if !ok {
+		return "", site.ManifestGuide{}, false
+	}
+	mg, ok := m.guides[gid]
+	return gid, mg, ok
+}
+
 // set records the entry of guide id.
 func (m *manifest) set(id string, entry site.ManifestGuide) {
+	m.unindex(id)
 	m.guides[id] = entry
+	m.index(id, entry)
 	delete(m.entryJSON, id)
 }
 
 // remove drops guide id.
 func (m *manifest) remove(id string) {
+	m.unindex(id)
 	delete(m.guides, id)
 	delete(m.entryJSON, id)
+}
+
+// index adds the public ids of entry, published by guide id, to owners.
+func (m *manifest) index(id string, entry site.ManifestGuide) {
+	for _, pid := range entry.Ids {
+		m.owners[pid] = id
+	}
+}
+
+// unindex drops the public ids guide id's entry holds from owners.
+func (m *manifest) unindex(id string) {
+	for _, pid := range m.guides[id].Ids {
+		if m.owners[pid] == id {
+			delete(m.owners, pid)
+		}
+	}
 }
 
 // inFolder returns the ids of the guides published from folder, except
