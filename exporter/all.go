@@ -47,7 +47,7 @@ func (e *Exporter) Folders() ([]string, error) {
 // claiming the same id the first by name wins (a published one always
 // wins). Rejected bundles are in the report with a *bundle.Error and keep
 // what they published before; the error is non-nil only for I/O failures
-// (listing SrcDir, writing or deleting files, saving the manifest), joined
+// (listing SrcDir, writing or deleting files or records), joined
 // when several guides fail, and the report is returned with it.
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
@@ -71,9 +71,6 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 			ioErrs = append(ioErrs, r.Err)
 		}
 		rep.add(r)
-	}
-	if err := e.saveManifest(); err != nil {
-		ioErrs = append(ioErrs, err)
 	}
 	if len(ioErrs) == 0 {
 		e.verified()

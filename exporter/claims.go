@@ -38,7 +38,7 @@ type alive func(folder, guideID string) bool
 // keeps its ids and another guide claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
 // (the old guide is unpublished right after, see publishClaimed).
-func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive) []bundle.Problem {
+func (c *claims) claim(folder string, g *bundle.Guide, m *Records, alive alive) []bundle.Problem {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
@@ -73,7 +73,7 @@ func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive)
 // id is free for guide guideID of folder: a claim in flight by another
 // guide, or another guide published in m from another folder, whether or
 // not that folder is still there. One index look-up each.
-func (c *claims) holder(id, folder, guideID string, m *manifest) (string, string) {
+func (c *claims) holder(id, folder, guideID string, m *Records) (string, string) {
 	if gid, ok := c.public[id]; ok && gid != guideID {
 		return gid, c.guides[gid]
 	}

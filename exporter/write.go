@@ -224,7 +224,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.endWrite(finished) }()
-	w := &guideWriter{e: e, res: &res}
+	w := &guideWriter{e: e, res: &res, hashes: map[string][sha256.Size]byte{}}
 	if err := w.putAll(ctx, b, p.files); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
@@ -238,14 +238,34 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	res.Changed = res.Written > 0 || res.Deleted > 0
-	finished = true
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
 	if !res.NextChange.IsZero() {
 		next := res.NextChange
 		entry.NextChange = &next
 	}
+	if err := w.putGuideRecord(g.GuideID, entry, old != nil); err != nil {
+		return res, site.ManifestGuide{}, err
+	}
+	finished = true
 	return res, entry, nil
+}
+
+// putGuideRecord writes the exporter's record of guide id (entry, with the
+// hash and stamp of each public file; see Records), after every file of
+// the guide was written and before the records in memory change. hadOld
+// says whether the guide had a record, whose hashes are reused for files
+// whose stamp did not change.
+func (w *guideWriter) putGuideRecord(id string, entry site.ManifestGuide, hadOld bool) error {
+	var old *record
+	if hadOld {
+		old, _ = w.e.records.recordOf(id) // unreadable: every hash not known is read again
+	}
+	public, err := describe(w.e.pub, entry.Files, w.hashes, old)
+	if err != nil {
+		return err
+	}
+	return w.e.records.write(newRecord(id, entry, public))
 }
 
 // pathSum is a published path with the hash of its content.
@@ -275,6 +295,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 			// Media are streamed: see media.go.
 			h, err = w.putMedia(t, b, f)
 			written = []string{f.path}
+			w.hashes[t.abs(f.path)] = h
 		} else {
 			h = sha256.Sum256(f.data)
 			written, err = w.put(t, f, f.data, docs[i])
@@ -367,6 +388,9 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
+	// hashes are the SHA-256 of the files written or found identical, by
+	// absolute path: what the guide's record keeps (see describe).
+	hashes map[string][sha256.Size]byte
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -411,13 +435,17 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 	}
 	if dw.same {
 		w.res.Unchanged++
+		w.hashes[t.abs(f.path)] = sha256.Sum256(data)
 		return paths, nil
 	}
 	return paths, w.write(t, f.path, data)
 }
 
-// write writes data to p unless p already holds exactly data.
+// write writes data to p unless p already holds exactly data. It is the
+// one place a document, a compressed sibling or a private file is written
+// and counted (media: see media.go).
 func (w *guideWriter) write(t tree, p string, data []byte) error {
+	w.hashes[t.abs(p)] = sha256.Sum256(data)
 	if t.same(p, data) {
 		w.res.Unchanged++
 		return nil
