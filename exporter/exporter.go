@@ -93,10 +93,10 @@ func New(cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	e := &Exporter{
-		cfg:      cfg,
-		urls:     urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
-		pub:      tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
-		priv:     tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
+		cfg:    cfg,
+		urls:   urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
+		pub:    tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
+		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
 		comp:   comp,
 		cpu:    make(chan struct{}, cfg.Jobs),
 		claims: newClaims(),
@@ -130,7 +130,9 @@ func (e *Exporter) entry(id string) (site.ManifestGuide, bool) { return e.record
 
 // publishedIn returns the ids of the guides folder published, except the
 // guide id except, sorted.
-func (e *Exporter) publishedIn(folder, except string) []string { return e.records.inFolder(folder, except) }
+func (e *Exporter) publishedIn(folder, except string) []string {
+	return e.records.inFolder(folder, except)
+}
 
 // claim checks and reserves the ids of guide g in folder (see
 // claims.claim) and returns the *bundle.Error that rejects g, or nil.
