@@ -57,7 +57,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	defer e.folders.lockAll(folders)()
+	// Folders are locked one at a time, while each is unpublished or
+	// published, not for the whole run: a watcher exports uploads
+	// meanwhile (see docs/watching.md).
 	s := e.scan(folders)
 	// Guides whose folder vanished, or now holds another guide, go before
 	// new claims are checked.
@@ -172,7 +174,10 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 	slices.Sort(gone)
 	var ioErrs []error
 	for _, id := range gone {
-		r, err := e.unpublish(id)
+		r, done, err := e.unpublishGoneGuide(id, s.published[id].Folder)
+		if !done {
+			continue
+		}
 		if err != nil {
 			r.Err = err
 			ioErrs = append(ioErrs, err)
@@ -181,6 +186,21 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 		rep.add(r)
 	}
 	return ioErrs
+}
+
+// unpublishGoneGuide unpublishes guide id, which the scan found gone from
+// folder, unless it changed since: exported from another folder, or back
+// in folder (a watcher may have exported it meanwhile); done is false
+// then.
+func (e *Exporter) unpublishGoneGuide(id, folder string) (res GuideResult, done bool, err error) {
+	l := e.folderLock(folder)
+	l.Lock()
+	defer l.Unlock()
+	if mg, ok := e.entry(id); !ok || mg.Folder != folder || e.aliveOnDisk(folder, id) {
+		return res, false, nil
+	}
+	res, err = e.unpublish(id)
+	return res, true, err
 }
 
 // claimAll claims the ids of every loaded bundle in folder name order and
@@ -234,6 +254,9 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 // holds the ids claimed for it. Should the bundle have changed its ids
 // since (an upload in between), they are claimed again first.
 func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundle.Guide) GuideResult {
+	l := e.folderLock(folder)
+	l.Lock()
+	defer l.Unlock()
 	fail := func(err error) GuideResult {
 		e.release(head)
 		return GuideResult{Folder: folder, GuideID: head.GuideID, Err: err}

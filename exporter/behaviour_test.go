@@ -820,3 +820,38 @@ func TestMoveBetweenExports(t *testing.T) {
 		t.Errorf("guide published from %q, want moved-king", got)
 	}
 }
+
+// TestExportAllBesideExportBundle runs ExportAll while every folder is
+// exported by ExportBundle at the same time (a watcher reacting to
+// uploads during its catch-up export): ExportAll holds no folder for its
+// whole run, and the result is the tree a lone ExportAll makes.
+func TestExportAllBesideExportBundle(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	e := ev.exporter()
+	folders, err := e.Folders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := e.ExportAll(context.Background()); err != nil {
+			t.Errorf("ExportAll: %v", err)
+		}
+	})
+	for _, f := range folders {
+		wg.Go(func() {
+			if _, err := e.ExportBundle(context.Background(), f); err != nil {
+				t.Errorf("ExportBundle %s: %v", f, err)
+			}
+		})
+	}
+	wg.Wait()
+	ref := newEnv(t, fsKinds[0])
+	ref.exportAll()
+	if c := changed(snapshot(t, ref.out, ref.outDir), snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+		t.Errorf("differs from a lone ExportAll in %v", c)
+	}
+	if got := len(ev.exporter().Manifest().Guides); got != len(folders) {
+		t.Errorf("%d guides recorded, want %d", got, len(folders))
+	}
+}
