@@ -125,6 +125,19 @@ func (e *Exporter) Manifest() site.Manifest { return e.records.snapshot() }
 // and stamp of every public file (Records.PublicFiles, Records.Lookup).
 func (e *Exporter) Records() *Records { return e.records }
 
+// PublicIDs returns the public top-level folders (view ids and aliases) of
+// the guides published from folder: one index look-up, whatever the
+// number of guides.
+func (e *Exporter) PublicIDs(folder string) []string {
+	ids := []string{}
+	for _, id := range e.publishedIn(folder, "") {
+		if mg, ok := e.entry(id); ok {
+			ids = append(ids, mg.Ids...)
+		}
+	}
+	return ids
+}
+
 // entry returns the manifest entry of guide id.
 func (e *Exporter) entry(id string) (site.ManifestGuide, bool) { return e.records.get(id) }
 

@@ -220,13 +220,7 @@ func (h *exportHandler) publicIDs(folder string) []string {
 	if h.exported == nil {
 		return nil
 	}
-	ids := []string{}
-	for _, mg := range h.ex.Manifest().Guides {
-		if mg.Folder == folder {
-			ids = append(ids, mg.Ids...)
-		}
-	}
-	return ids
+	return h.ex.PublicIDs(folder)
 }
 
 // afterExport queues the ready event of a ready guide whose content changed
