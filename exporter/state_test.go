@@ -225,13 +225,17 @@ func TestFolderLocks(t *testing.T) {
 	if l.get("a") == l.get("b") {
 		t.Fatal("one mutex for two folders")
 	}
+	// Concurrent getters of a new folder all get the one mutex.
 	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() { l.get("a").Lock(); l.get("a").Unlock() })
+	got := make([]*sync.Mutex, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = l.get("c") })
 	}
 	wg.Wait()
-	if !l.get("a").TryLock() {
-		t.Fatal("a folder stays locked")
+	for _, m := range got {
+		if m != got[0] {
+			t.Fatal("two mutexes for one folder got concurrently")
+		}
 	}
 }
 
