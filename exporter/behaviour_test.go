@@ -668,12 +668,15 @@ func TestRecordsOnePerGuide(t *testing.T) {
 	e := ev.exporter()
 	check := func(when string) {
 		t.Helper()
-		n := 0
+		n, last := 0, ""
 		for f, err := range e.Records().PublicFiles() {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n++
+			if f.Path <= last {
+				t.Errorf("%s: %s after %s: not in path order", when, f.Path, last)
+			}
+			n, last = n+1, f.Path
 			p := filepath.Join(ev.outDir, filepath.FromSlash(f.Path))
 			data, err := afero.ReadFile(ev.out, p)
 			if err != nil {
