@@ -858,3 +858,45 @@ func TestExportAllBesideExportBundle(t *testing.T) {
 		t.Errorf("%d guides recorded, want %d", got, len(folders))
 	}
 }
+
+// TestGuideIDReplacedInPlace changes the guideId of a published bundle,
+// keeping its view ids and alias: the new guide takes them over, the old
+// guide is unpublished, and none of the files the new guide now publishes
+// is deleted with the old one.
+func TestGuideIDReplacedInPlace(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301REPLACED" })
+	rep := ev.exportAll()
+	if r := resultFor(t, rep, kingFolder); r.Err != nil {
+		t.Fatalf("replaced guide rejected: %v", r.Err)
+	}
+	m := ev.exporter().Manifest()
+	if _, ok := m.Guides[kingGuide]; ok {
+		t.Error("the old guide is still recorded")
+	}
+	mg, ok := m.Guides["gKT301REPLACED"]
+	if !ok {
+		t.Fatal("the new guide is not recorded")
+	}
+	for _, p := range mg.Files {
+		if _, err := ev.out.Stat(filepath.Join(ev.outDir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("file of the new guide missing: %v", err)
+		}
+	}
+	// The same through ExportBundle, as a watcher does it.
+	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301AGAIN" })
+	e := ev.exporter()
+	if _, err := e.ExportBundle(context.Background(), kingFolder); err != nil {
+		t.Fatal(err)
+	}
+	mg = e.Manifest().Guides["gKT301AGAIN"]
+	if len(mg.Files) == 0 {
+		t.Fatal("the new guide is not recorded")
+	}
+	for _, p := range mg.Files {
+		if _, err := ev.out.Stat(filepath.Join(ev.outDir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("ExportBundle: file of the new guide missing: %v", err)
+		}
+	}
+}

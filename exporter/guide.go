@@ -5,7 +5,7 @@ package exporter
 // publishes it: publish skips a guide whose inputs did not change
 // (fingerprint, upToDate), else renders every file (render), writes them
 // (putAll, putRecord, deleteStale, in write.go, which counts each file
-// written or deleted), and writes the guide's record (putGuideRecord);
+// written or deleted), and writes the guide's record (recordExport);
 // published then records it in memory and releases its claims.
 // RemoveBundle and unpublish undo it. ExportAll (all.go) runs the same
 // steps for every folder.
@@ -187,7 +187,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := w.putGuideRecord(g.GuideID, entry, old != nil); err != nil {
+	if err := w.recordExport(g.GuideID, entry, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
@@ -373,12 +373,12 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	return p, nil
 }
 
-// putGuideRecord writes the exporter's record of guide id (entry, with the
+// recordExport writes the exporter's record of guide id (entry, with the
 // hash and stamp of each public file; see Records), after every file of
 // the guide was written and before the records in memory change. hadOld
 // says whether the guide had a record, whose hashes are reused for files
 // whose stamp did not change.
-func (w *guideWriter) putGuideRecord(id string, entry site.ManifestGuide, hadOld bool) error {
+func (w *guideWriter) recordExport(id string, entry site.ManifestGuide, hadOld bool) error {
 	var old *record
 	if hadOld {
 		old, _ = w.e.records.recordOf(id) // unreadable: every hash not known is read again
@@ -442,8 +442,10 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 	return e.finish(res)
 }
 
-// unpublish deletes every file of the published guide id, then its record,
-// and drops it from the records, which frees its ids.
+// unpublish deletes every file of the published guide id, except those
+// under an id another guide publishes now (the guide a folder holds after
+// its guideId changed, see claims.claim), then its record, and drops it
+// from the records, which frees its ids.
 func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	mg, ok := e.entry(id)
 	res := GuideResult{Folder: mg.Folder, GuideID: id}
@@ -451,6 +453,9 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 		return res, nil
 	}
 	for _, p := range mg.Files {
+		if e.records.ownedByOther(p, id) {
+			continue // the guide its folder holds now took the id over
+		}
 		if err := removeFile(&res, e.pub, p, nil); err != nil {
 			return res, err
 		}

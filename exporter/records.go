@@ -358,49 +358,45 @@ func (r *Records) recordOf(id string) (*record, error) {
 
 // Lookup returns the record of the public file at path p (slash-separated,
 // relative to the public tree), read from the record of the guide that
-// published it: the guide is found through the public id p starts with
-// (its first element, or its second under the page folders "u/" and
-// "embed/"). ok is false when no guide records p.
+// published it, found through the public id p belongs to (publicIDOf).
+// ok is false when no guide records p.
 func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
-	for _, pid := range publicIDsOf(p) {
-		r.mu.Lock()
-		gid, found := r.owners[pid]
-		r.mu.Unlock()
-		if !found {
-			continue
-		}
-		rec, err := r.recordOf(gid)
-		if err != nil {
-			return PublicFile{}, false, err
-		}
-		if i, found := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); found {
-			return rec.Public[i], true, nil
-		}
+	r.mu.Lock()
+	gid, found := r.owners[publicIDOf(p)]
+	r.mu.Unlock()
+	if !found {
+		return PublicFile{}, false, nil
+	}
+	rec, err := r.recordOf(gid)
+	if err != nil {
+		return PublicFile{}, false, err
+	}
+	if i, found := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); found {
+		return rec.Public[i], true, nil
 	}
 	return PublicFile{}, false, nil
 }
 
-// publicIDsOf returns the public ids a public path may belong to: its
-// first element without a compression suffix, and under a folder of the
-// pages its second.
-func publicIDsOf(p string) []string {
-	first, rest, _ := strings.Cut(p, "/")
-	ids := []string{trimEncodingExt(first)}
-	if rest != "" {
-		second, _, _ := strings.Cut(rest, "/")
-		ids = append(ids, trimEncodingExt(second))
-	}
-	return ids
+// ownedByOther reports whether the public path p belongs to a public id
+// that a guide other than id publishes now.
+func (r *Records) ownedByOther(p, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gid, ok := r.owners[publicIDOf(p)]
+	return ok && gid != id
 }
 
-// trimEncodingExt drops a compressed sibling's suffix from name.
-func trimEncodingExt(name string) string {
-	for _, enc := range site.Encodings {
-		if s, ok := strings.CutSuffix(name, enc.Ext); ok {
-			return s
-		}
+// publicIDOf returns the public id (view id or alias) a public path belongs
+// to: its first element, or its second under the page folders (site.
+// UnbrandedDir, site.EmbedDir), up to the first dot (ids have none; a
+// compressed sibling's suffix follows one).
+func publicIDOf(p string) string {
+	first, rest, _ := strings.Cut(p, "/")
+	if (first == site.UnbrandedDir || first == site.EmbedDir) && rest != "" {
+		first, _, _ = strings.Cut(rest, "/")
 	}
-	return name
+	id, _, _ := strings.Cut(first, ".")
+	return id
 }
 
 // PublicFiles returns every public file recorded, in path order (byte
