@@ -369,8 +369,8 @@ func TestWatchInContainer(t *testing.T) {
 	}
 	status := filepath.Join(out, "vKT301A", "data", "status")
 	waitFor(t, "the exported status document", 60*time.Second, func() bool { _, err := os.Stat(status); return err == nil })
-	waitFor(t, "the manifest", 30*time.Second, func() bool {
-		_, err := os.Stat(filepath.Join(priv, site.ManifestFile))
+	waitFor(t, "the guide's record", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(priv, "exported", "gKT301KINGE1.json"))
 		return err == nil
 	})
 	files := 0

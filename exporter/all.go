@@ -47,7 +47,7 @@ func (e *Exporter) Folders() ([]string, error) {
 // claiming the same id the first by name wins (a published one always
 // wins). Rejected bundles are in the report with a *bundle.Error and keep
 // what they published before; the error is non-nil only for I/O failures
-// (listing SrcDir, writing or deleting files, saving the manifest), joined
+// (listing SrcDir, writing or deleting files or records), joined
 // when several guides fail, and the report is returned with it.
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	start := time.Now()
@@ -57,7 +57,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	defer e.folders.lockAll(folders)()
+	// Folders are locked one at a time, while each is unpublished or
+	// published, not for the whole run: a watcher exports uploads
+	// meanwhile (see docs/watching.md).
 	s := e.scan(folders)
 	// Guides whose folder vanished, or now holds another guide, go before
 	// new claims are checked.
@@ -71,9 +73,6 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 			ioErrs = append(ioErrs, r.Err)
 		}
 		rep.add(r)
-	}
-	if err := e.saveManifest(); err != nil {
-		ioErrs = append(ioErrs, err)
 	}
 	if len(ioErrs) == 0 {
 		e.verified()
@@ -155,19 +154,30 @@ func (s *scanned) alive(folder, guideID string) bool {
 	return s.heads[i] == nil || s.heads[i].GuideID == guideID
 }
 
-// unpublishGone unpublishes the guides whose folder no longer holds them,
-// adds them to rep and returns the I/O errors.
+// unpublishGone unpublishes the guides whose folder no longer holds them
+// and that no other folder holds (a moved guide stays published while it is
+// exported from its new folder), adds them to rep and returns the I/O
+// errors.
 func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 	var gone []string
+	moved := map[string]bool{}
+	for i, g := range s.heads {
+		if g != nil && s.published[g.GuideID].Folder != s.folders[i] {
+			moved[g.GuideID] = true
+		}
+	}
 	for id, mg := range s.published {
-		if !s.alive(mg.Folder, id) {
+		if !s.alive(mg.Folder, id) && !moved[id] {
 			gone = append(gone, id)
 		}
 	}
 	slices.Sort(gone)
 	var ioErrs []error
 	for _, id := range gone {
-		r, err := e.unpublish(id)
+		r, done, err := e.unpublishGoneGuide(id, s.published[id].Folder)
+		if !done {
+			continue
+		}
 		if err != nil {
 			r.Err = err
 			ioErrs = append(ioErrs, err)
@@ -176,6 +186,21 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 		rep.add(r)
 	}
 	return ioErrs
+}
+
+// unpublishGoneGuide unpublishes guide id, which the scan found gone from
+// folder, unless it changed since: exported from another folder, or back
+// in folder (a watcher may have exported it meanwhile); done is false
+// then.
+func (e *Exporter) unpublishGoneGuide(id, folder string) (res GuideResult, done bool, err error) {
+	l := e.folderLock(folder)
+	l.Lock()
+	defer l.Unlock()
+	if mg, ok := e.entry(id); !ok || mg.Folder != folder || e.aliveOnDisk(folder, id) {
+		return res, false, nil
+	}
+	res, err = e.unpublish(id)
+	return res, true, err
 }
 
 // claimAll claims the ids of every loaded bundle in folder name order and
@@ -229,6 +254,9 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 // holds the ids claimed for it. Should the bundle have changed its ids
 // since (an upload in between), they are claimed again first.
 func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundle.Guide) GuideResult {
+	l := e.folderLock(folder)
+	l.Lock()
+	defer l.Unlock()
 	fail := func(err error) GuideResult {
 		e.release(head)
 		return GuideResult{Folder: folder, GuideID: head.GuideID, Err: err}

@@ -3,6 +3,8 @@ package exporter
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -143,7 +145,7 @@ func TestIncremental(t *testing.T) {
 				}
 			}
 			for _, name := range changed(priv0, priv1) {
-				if name != site.ManifestFile && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
+				if name != RecordsDir(0, 0)+"/"+kingGuide+".json" && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
 					t.Errorf("private file of another guide changed: %s", name)
 				}
 			}
@@ -658,27 +660,43 @@ func TestExportBundleAndRemoveBundle(t *testing.T) {
 	}
 }
 
-// TestManifestSavedWhole checks that the manifest one long-lived Exporter
-// saves after each export (assembled from cached entries) is always what
-// encoding/json makes of the whole manifest.
-func TestManifestSavedWhole(t *testing.T) {
-	ev := newEnv(t, fsKinds[0])
+// TestRecordsOnePerGuide checks that each guide's record lists the hash
+// and stamp of every public file it published, as the file is on disk,
+// and that exporting one changed guide rewrites that guide's record only.
+func TestRecordsOnePerGuide(t *testing.T) {
+	ev := newEnv(t, fsKinds[1])
 	e := ev.exporter()
 	check := func(when string) {
 		t.Helper()
-		want, err := marshalJSON(e.Manifest())
-		if err != nil {
-			t.Fatal(err)
+		n, last := 0, ""
+		for f, err := range e.Records().PublicFiles() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Path <= last {
+				t.Errorf("%s: %s after %s: not in path order", when, f.Path, last)
+			}
+			n, last = n+1, f.Path
+			p := filepath.Join(ev.outDir, filepath.FromSlash(f.Path))
+			data, err := afero.ReadFile(ev.out, p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			sum := sha256.Sum256(data)
+			fi, _ := ev.out.Stat(p)
+			if f.SHA256 != hex.EncodeToString(sum[:]) || !f.Unchanged(fi) {
+				t.Errorf("%s: record of %s is %+v, file has hash %x and size %d", when, f.Path, f, sum, fi.Size())
+			}
 		}
-		got, err := afero.ReadFile(ev.out, filepath.Join(ev.privDir, ManifestName(0, 0)))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s: manifest file (%v) differs from its encoding:\n%s\nwant\n%s", when, err, got, want)
+		if want := len(snapshot(t, ev.out, ev.outDir)); n != want {
+			t.Errorf("%s: %d public files recorded, %d in the tree", when, n, want)
 		}
 	}
 	if _, err := e.ExportAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	check("after ExportAll")
+	before := snapshot(t, ev.out, ev.privDir)
 	ev.editGuide(kingFolder, func(g map[string]any) {
 		g["property"].(map[string]any)["city"] = "Waterloo"
 	})
@@ -686,10 +704,18 @@ func TestManifestSavedWhole(t *testing.T) {
 		t.Fatalf("ExportBundle after an edit: %+v, %v", r, err)
 	}
 	check("after one guide changed")
+	for _, name := range changed(before, snapshot(t, ev.out, ev.privDir)) {
+		if strings.HasPrefix(name, RecordsDir(0, 0)+"/") && name != RecordsDir(0, 0)+"/"+kingGuide+".json" {
+			t.Errorf("exporting %s rewrote %s", kingFolder, name)
+		}
+	}
 	if _, err := e.RemoveBundle(context.Background(), kingFolder); err != nil {
 		t.Fatal(err)
 	}
 	check("after a guide was removed")
+	if _, err := ev.out.Stat(filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")); err == nil {
+		t.Error("the removed guide's record is left")
+	}
 }
 
 // TestEncodingsSetting checks that --encodings chooses the siblings and
@@ -726,16 +752,151 @@ func TestEncodingsSetting(t *testing.T) {
 	}
 }
 
-// TestManifestErrors checks that a damaged manifest stops the exporter
-// with a clear error instead of republishing blindly.
-func TestManifestErrors(t *testing.T) {
+// TestRecordErrors checks that a damaged record stops the exporter with a
+// clear error naming it instead of republishing blindly.
+func TestRecordErrors(t *testing.T) {
 	ev := newEnv(t, fsKinds[0])
 	ev.exportAll()
-	p := filepath.Join(ev.privDir, site.ManifestFile)
+	p := filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")
 	if err := afero.WriteFile(ev.out, p, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(ev.cfg); err == nil || !strings.Contains(err.Error(), "manifest") {
-		t.Errorf("damaged manifest: got %v", err)
+	if _, err := New(ev.cfg); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("damaged record: got %v", err)
+	}
+}
+
+// TestManifestMigrated checks that a tree exported by a version that kept
+// one manifest.json is taken over: the manifest becomes per-guide records,
+// and the next export changes no public file.
+func TestManifestMigrated(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	// Make the private tree what the previous version left.
+	legacy := ev.exporter().Manifest()
+	data, err := marshalJSON(legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.out.RemoveAll(filepath.Join(ev.privDir, RecordsDir(0, 0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := afero.WriteFile(ev.out, filepath.Join(ev.privDir, site.ManifestFile), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub0 := snapshot(t, ev.out, ev.outDir)
+	e := ev.exporter()
+	if got := e.Manifest(); len(got.Guides) != len(legacy.Guides) {
+		t.Fatalf("converted %d guides, want %d", len(got.Guides), len(legacy.Guides))
+	}
+	rep, err := e.ExportAll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := changed(pub0, snapshot(t, ev.out, ev.outDir)); len(c) > 0 || rep.Deleted != 0 {
+		t.Errorf("the export after the conversion changed %v, deleted %d", c, rep.Deleted)
+	}
+	if _, err := ev.out.Stat(filepath.Join(ev.privDir, site.ManifestFile)); err == nil {
+		t.Error("manifest.json left after its conversion")
+	}
+}
+
+// TestMoveBetweenExports renames a published bundle folder between two
+// ExportAll runs: the guide moves to its new folder without being
+// unpublished first (no file deleted, none rewritten), and its ids stay
+// its own.
+func TestMoveBetweenExports(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	pub0 := snapshot(t, ev.out, ev.outDir)
+	if err := ev.src.Rename(filepath.Join(ev.srcDir, kingFolder), filepath.Join(ev.srcDir, "moved-king")); err != nil {
+		t.Fatal(err)
+	}
+	rep := ev.exportAll()
+	if rep.Deleted != 0 || rep.Written != 0 {
+		t.Errorf("move: deleted %d, wrote %d files, want none", rep.Deleted, rep.Written)
+	}
+	if c := changed(pub0, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+		t.Errorf("move changed %v", c)
+	}
+	if got := ev.exporter().Manifest().Guides[kingGuide].Folder; got != "moved-king" {
+		t.Errorf("guide published from %q, want moved-king", got)
+	}
+}
+
+// TestExportAllBesideExportBundle runs ExportAll while every folder is
+// exported by ExportBundle at the same time (a watcher reacting to
+// uploads during its catch-up export): ExportAll holds no folder for its
+// whole run, and the result is the tree a lone ExportAll makes.
+func TestExportAllBesideExportBundle(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	e := ev.exporter()
+	folders, err := e.Folders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := e.ExportAll(context.Background()); err != nil {
+			t.Errorf("ExportAll: %v", err)
+		}
+	})
+	for _, f := range folders {
+		wg.Go(func() {
+			if _, err := e.ExportBundle(context.Background(), f); err != nil {
+				t.Errorf("ExportBundle %s: %v", f, err)
+			}
+		})
+	}
+	wg.Wait()
+	ref := newEnv(t, fsKinds[0])
+	ref.exportAll()
+	if c := changed(snapshot(t, ref.out, ref.outDir), snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+		t.Errorf("differs from a lone ExportAll in %v", c)
+	}
+	if got := len(ev.exporter().Manifest().Guides); got != len(folders) {
+		t.Errorf("%d guides recorded, want %d", got, len(folders))
+	}
+}
+
+// TestGuideIDReplacedInPlace changes the guideId of a published bundle,
+// keeping its view ids and alias: the new guide takes them over, the old
+// guide is unpublished, and none of the files the new guide now publishes
+// is deleted with the old one.
+func TestGuideIDReplacedInPlace(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301REPLACED" })
+	rep := ev.exportAll()
+	if r := resultFor(t, rep, kingFolder); r.Err != nil {
+		t.Fatalf("replaced guide rejected: %v", r.Err)
+	}
+	m := ev.exporter().Manifest()
+	if _, ok := m.Guides[kingGuide]; ok {
+		t.Error("the old guide is still recorded")
+	}
+	mg, ok := m.Guides["gKT301REPLACED"]
+	if !ok {
+		t.Fatal("the new guide is not recorded")
+	}
+	for _, p := range mg.Files {
+		if _, err := ev.out.Stat(filepath.Join(ev.outDir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("file of the new guide missing: %v", err)
+		}
+	}
+	// The same through ExportBundle, as a watcher does it.
+	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301AGAIN" })
+	e := ev.exporter()
+	if _, err := e.ExportBundle(context.Background(), kingFolder); err != nil {
+		t.Fatal(err)
+	}
+	mg = e.Manifest().Guides["gKT301AGAIN"]
+	if len(mg.Files) == 0 {
+		t.Fatal("the new guide is not recorded")
+	}
+	for _, p := range mg.Files {
+		if _, err := ev.out.Stat(filepath.Join(ev.outDir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("ExportBundle: file of the new guide missing: %v", err)
+		}
 	}
 }

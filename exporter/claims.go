@@ -22,14 +22,23 @@ func newClaims() *claims {
 	return &claims{guides: map[string]string{}, public: map[string]string{}}
 }
 
-// alive reports whether folder still holds the bundle of guide id; a
-// published guide whose folder no longer holds it gives way to new claims.
+// alive reports whether folder still holds the bundle of guide id. It
+// decides one thing only: whether a bundle elsewhere with the same guide id
+// is a move of that guide (its old folder no longer holds it) or a
+// duplicate (it still does).
 type alive func(folder, guideID string) bool
 
 // claim checks that the guide id, view ids and alias of g (in folder)
 // belong to no other guide published in m or claimed, and reserves them.
 // It returns the problems that reject g, and reserves nothing then.
-func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive) []bundle.Problem {
+//
+// The ids of a published guide stay its own until the guide is
+// unpublished (RemoveBundle, or ExportAll finding its folder gone): a
+// folder that vanished may be moving (see docs/watching.md), so its guide
+// keeps its ids and another guide claiming them is rejected. Only the
+// folder that published a guide may give its ids to the guide it holds now
+// (the old guide is unpublished right after, see publishClaimed).
+func (c *claims) claim(folder string, g *bundle.Guide, m *Records, alive alive) []bundle.Problem {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
@@ -41,12 +50,12 @@ func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive)
 		add("$.guideId", "guide id %q is already claimed by bundle %q", g.GuideID, owner)
 	}
 	for i, v := range g.Views {
-		if gid, holder := c.holder(v.ViewID, folder, g.GuideID, m, alive); gid != "" {
+		if gid, holder := c.holder(v.ViewID, folder, g.GuideID, m); gid != "" {
 			add(fmt.Sprintf("$.views[%d].viewId", i), "view id %q is already published by guide %q (bundle %q)", v.ViewID, gid, holder)
 		}
 	}
 	if g.Alias != "" {
-		if gid, holder := c.holder(g.Alias, folder, g.GuideID, m, alive); gid != "" {
+		if gid, holder := c.holder(g.Alias, folder, g.GuideID, m); gid != "" {
 			add("$.alias", "alias %q is already published by guide %q (bundle %q)", g.Alias, gid, holder)
 		}
 	}
@@ -61,16 +70,15 @@ func (c *claims) claim(folder string, g *bundle.Guide, m *manifest, alive alive)
 }
 
 // holder returns the guide id and folder holding the public id, or "" when
-// id is free for guide guideID of folder: a claim in flight, or a guide
-// published in m from another folder that is still alive.
-func (c *claims) holder(id, folder, guideID string, m *manifest, alive alive) (string, string) {
+// id is free for guide guideID of folder: a claim in flight by another
+// guide, or another guide published in m from another folder, whether or
+// not that folder is still there. One index look-up each.
+func (c *claims) holder(id, folder, guideID string, m *Records) (string, string) {
 	if gid, ok := c.public[id]; ok && gid != guideID {
 		return gid, c.guides[gid]
 	}
-	for gid, mg := range m.guides {
-		if gid != guideID && slices.Contains(mg.Ids, id) && mg.Folder != folder && alive(mg.Folder, gid) {
-			return gid, mg.Folder
-		}
+	if gid, mg, ok := m.owner(id); ok && gid != guideID && mg.Folder != folder {
+		return gid, mg.Folder
 	}
 	return "", ""
 }

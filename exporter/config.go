@@ -23,7 +23,7 @@ type Config struct {
 	Out    afero.Fs // public tree (required)
 	OutDir string
 	// Private is the private tree: site.RecordPath, site.EventPath,
-	// site.PrivateDocPath and site.ManifestFile (required).
+	// site.PrivateDocPath and the exporter's records, RecordsDir (required).
 	Private    afero.Fs
 	PrivateDir string
 
@@ -57,7 +57,7 @@ type Config struct {
 	// Shard and Shards split a full rebuild across machines: Shards 0 or
 	// 1 is no split (Shard must then be 0); with Shards > 1, ExportAll
 	// handles only the folders f with ShardOf(f, Shards) == Shard and
-	// keeps its own manifest (ManifestName), so shards writing into one
+	// keeps its own records (RecordsDir), so shards writing into one
 	// public tree never unpublish each other's guides. Ids claimed by two
 	// bundles of different shards are not detected.
 	Shard, Shards int

@@ -21,9 +21,9 @@ import (
 //   - every write flushes the file to stable storage (fsync) before it
 //     gets its name, so a name never points at bytes that may not be there;
 //   - the folders of a guide's files are flushed once, after all of them
-//     are written and before the guide's export returns, so the manifest
+//     are written and before the guide's record is written, so the record
 //     and the ready event never name a file whose name may be lost;
-//   - the manifest is flushed with its folder each time it is saved.
+//   - a guide's record is flushed with its folder each time it is written.
 //
 // One folder flush per guide instead of one per file is the cheaper
 // part of the rule: a name not yet flushed can only be lost (the
@@ -105,8 +105,8 @@ func (t tree) syncFolders(paths []string) error {
 	return nil
 }
 
-// writeSynced is write followed by a flush of p's folder: for the
-// manifest, which names what is published.
+// writeSynced is write followed by a flush of p's folder: for a guide's
+// record, which names what is published.
 func (t tree) writeSynced(p string, data []byte) error {
 	if err := t.write(p, data); err != nil {
 		return err

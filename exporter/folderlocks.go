@@ -24,16 +24,3 @@ func (l *folderLocks) get(folder string) *sync.Mutex {
 	}
 	return m
 }
-
-// lockAll locks the mutexes of folders in order and returns the function
-// that unlocks them.
-func (l *folderLocks) lockAll(folders []string) (unlock func()) {
-	for _, f := range folders {
-		l.get(f).Lock()
-	}
-	return func() {
-		for _, f := range folders {
-			l.get(f).Unlock()
-		}
-	}
-}

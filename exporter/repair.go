@@ -37,9 +37,10 @@ var processStart = time.Now()
 func (e *Exporter) RemoveStaleTemps() (int, error) { return e.removeStaleTemps(true) }
 
 // removeStaleTemps is RemoveStaleTemps; unless all, it looks only at the
-// top folder of the private tree (where the manifest and the marker are
-// written), which is all a process that was not interrupted in the middle
-// of a guide (no marker at start) can have left.
+// top folder of the private tree (where the marker is written; the
+// records folder is cleaned as it is read, see Records.load), which is all
+// a process that was not interrupted in the middle of a guide (no marker
+// at start) can have left.
 func (e *Exporter) removeStaleTemps(all bool) (int, error) {
 	if !all {
 		return e.priv.removeStaleTempsTop(processStart)

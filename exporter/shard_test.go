@@ -2,9 +2,10 @@ package exporter
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/guidepub/guidepub/site"
@@ -12,7 +13,7 @@ import (
 
 // TestShardsGiveTheSameTree exports the fixtures once whole and once split
 // into n shards writing into one public and one private tree: the trees are
-// byte-identical but for the manifests, each shard's manifest holds only
+// byte-identical but for the records, each shard's records hold only
 // its own folders, and together they hold every folder once.
 func TestShardsGiveTheSameTree(t *testing.T) {
 	for _, n := range []int{2, 3} {
@@ -30,12 +31,11 @@ func TestShardsGiveTheSameTree(t *testing.T) {
 						t.Errorf("shard %d/%d exported %s, which belongs to shard %d", i, n, g.Folder, got)
 					}
 				}
-				var m site.Manifest
-				data := snapshot(t, split.out, split.privDir)[ManifestName(i, n)]
-				if err := json.Unmarshal(data, &m); err != nil {
-					t.Fatalf("manifest of shard %d: %v", i, err)
+				recs, err := OpenRecords(split.out, split.privDir, i, n)
+				if err != nil {
+					t.Fatalf("records of shard %d: %v", i, err)
 				}
-				for _, mg := range m.Guides {
+				for _, mg := range recs.snapshot().Guides {
 					folders = append(folders, mg.Folder)
 				}
 			}
@@ -50,9 +50,10 @@ func TestShardsGiveTheSameTree(t *testing.T) {
 
 			sameTree(t, "public", snapshot(t, whole.out, whole.outDir), snapshot(t, split.out, split.outDir))
 			wholePriv, splitPriv := snapshot(t, whole.out, whole.privDir), snapshot(t, split.out, split.privDir)
-			delete(wholePriv, site.ManifestFile)
+			// The records hold the files' modification times: they differ.
+			maps.DeleteFunc(wholePriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, RecordsDir(0, 0)+"/") })
 			for i := range n {
-				delete(splitPriv, ManifestName(i, n))
+				maps.DeleteFunc(splitPriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, RecordsDir(i, n)+"/") })
 			}
 			sameTree(t, "private", wholePriv, splitPriv)
 
@@ -75,6 +76,9 @@ func TestShardConfig(t *testing.T) {
 	}
 	if ManifestName(0, 1) != site.ManifestFile || ManifestName(1, 4) != "manifest-1-of-4.json" {
 		t.Errorf("ManifestName: %q, %q", ManifestName(0, 1), ManifestName(1, 4))
+	}
+	if RecordsDir(0, 1) != "exported" || RecordsDir(1, 4) != "exported-1-of-4" {
+		t.Errorf("RecordsDir: %q, %q", RecordsDir(0, 1), RecordsDir(1, 4))
 	}
 	for _, f := range []string{"a", "301-king-st-e", "rue-saint-denis"} {
 		if s := ShardOf(f, 4); s < 0 || s >= 4 || s != ShardOf(f, 4) {

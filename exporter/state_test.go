@@ -2,86 +2,116 @@ package exporter
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/afero"
+
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
 )
 
-// TestManifestEncode checks that the cached encoding of the manifest is
-// exactly what encoding/json writes, after entries are set, replaced and
-// removed, and that needsSave notices every change and only changes.
-func TestManifestEncode(t *testing.T) {
-	next := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := newManifest()
-	steps := []struct {
-		name string
-		do   func()
-	}{
-		{"empty", func() {}},
-		{"set a", func() {
-			m.set("a", site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/data/status"}})
-		}},
-		{"set b", func() { m.set("b<&>", site.ManifestGuide{Folder: "fb", NextChange: &next, Ready: true}) }},
-		{"replace a", func() { m.set("a", site.ManifestGuide{Folder: "fa2", Views: 3}) }},
-		{"remove b", func() { m.remove("b<&>") }},
+// memRecords returns empty records in a memory file system.
+func memRecords() *Records {
+	return newRecords(tree{fs: afero.NewMemMapFs(), root: "/private", perm: 0o600}, RecordsDir(0, 0))
+}
+
+// TestRecordsRoundTrip checks that records written one guide at a time are
+// read back whole by OpenRecords, that a change rewrites that guide's file
+// only, and that a removal deletes its file.
+func TestRecordsRoundTrip(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			s.do()
-			data, changed, err := m.needsSave()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := marshalJSON(m.snapshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(data) != string(want) {
-				t.Errorf("encode:\n%s\nwant\n%s", data, want)
-			}
-			if !changed {
-				t.Error("needsSave reports no change after a change")
-			}
-			m.saved(data)
-			if _, changed, _ := m.needsSave(); changed {
-				t.Error("needsSave reports a change right after saving")
-			}
-			back := newManifest()
-			if err := back.decode(data); err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			if _, changed, _ := back.needsSave(); changed {
-				t.Error("a decoded manifest needs saving")
-			}
-		})
+	next := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/data/status", "v1/data/status.br"}, Private: []string{"guides/a/record.json"}}
+	b := site.ManifestGuide{Folder: "fb", Ids: []string{"v2", "alias"}, NextChange: &next, Ready: true, Views: 1}
+	pubA := []PublicFile{{Path: "v1/data/status", SHA256: "00", Size: 3, ModTime: 7}, {Path: "v1/data/status.br", SHA256: "11", Size: 2, ModTime: 8}}
+	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("b", b, nil)} {
+		if err := r.write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fileB := filepath.Join("/private", RecordsDir(0, 0), "b.json")
+	before, err := fsys.Stat(fileB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Revision = "r2"
+	if err := r.write(newRecord("a", a, pubA)); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := fsys.Stat(fileB); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("changing guide a rewrote guide b's record")
+	}
+	back, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := back.snapshot().Guides
+	if len(got) != 2 || got["a"].Revision != "r2" || !got["b"].NextChange.Equal(next) || !slices.Equal(got["a"].Files, a.Files) {
+		t.Errorf("read back %+v", got)
+	}
+	if gid, _, ok := back.owner("alias"); !ok || gid != "b" {
+		t.Errorf("owner(alias) = %q, %v", gid, ok)
+	}
+	f, ok, err := back.Lookup("v1/data/status.br")
+	if err != nil || !ok || f != pubA[1] {
+		t.Errorf("Lookup = %+v, %v, %v", f, ok, err)
+	}
+	if err := back.delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), "a.json")); err == nil {
+		t.Error("record of a removed guide left")
 	}
 }
 
-func TestManifestDecodeErrors(t *testing.T) {
+// TestRecordsMigrateManifest checks that a legacy manifest.json becomes one
+// record per guide and is deleted, and that a damaged one stops OpenRecords.
+func TestRecordsMigrateManifest(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	legacy := `{"version":1,"guides":{"g1":{"folder":"f1","revision":"r1","ids":["v1"],"files":["v1/data/status"],"private":[]}}}`
+	if err := afero.WriteFile(fsys, "/private/manifest.json", []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mg, ok := r.get("g1"); !ok || mg.Folder != "f1" || mg.Revision != "r1" || !slices.Equal(mg.Files, []string{"v1/data/status"}) {
+		t.Errorf("converted entry %+v, %v", mg, ok)
+	}
+	if _, err := fsys.Stat("/private/manifest.json"); err == nil {
+		t.Error("manifest.json left after its conversion")
+	}
+	if f, ok, err := r.Lookup("v1/data/status"); err != nil || !ok || f.SHA256 != "" {
+		t.Errorf("converted file %+v, %v, %v: want a record with no hash", f, ok, err)
+	}
 	for _, tc := range []struct{ name, data, want string }{
 		{"not JSON", "{", "unexpected end"},
 		{"other version", `{"version":2,"guides":{}}`, "version 2, want 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := newManifest().decode([]byte(tc.data))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("decode(%s) = %v, want an error with %q", tc.data, err, tc.want)
+			fsys := afero.NewMemMapFs()
+			if err := afero.WriteFile(fsys, "/private/manifest.json", []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := OpenRecords(fsys, "/private", 0, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenRecords = %v, want an error with %q", err, tc.want)
 			}
 		})
 	}
-	m := newManifest()
-	if err := m.decode([]byte(`{"version":1}`)); err != nil || m.guides == nil {
-		t.Errorf("decode without guides: %v, guides %v", err, m.guides)
-	}
 }
 
-func TestManifestInFolder(t *testing.T) {
-	m := newManifest()
+func TestRecordsInFolder(t *testing.T) {
+	m := memRecords()
 	m.set("g2", site.ManifestGuide{Folder: "f"})
 	m.set("g1", site.ManifestGuide{Folder: "f"})
 	m.set("g3", site.ManifestGuide{Folder: "other"})
@@ -110,7 +140,7 @@ func guide(id, alias string, views ...string) *bundle.Guide {
 func TestClaims(t *testing.T) {
 	always := func(string, string) bool { return true }
 	never := func(string, string) bool { return false }
-	published := newManifest()
+	published := memRecords()
 	published.set("pub", site.ManifestGuide{Folder: "fp", Ids: []string{"pv", "palias"}})
 	tests := []struct {
 		name   string
@@ -126,7 +156,9 @@ func TestClaims(t *testing.T) {
 		{"same folder republishes", nil, "fp", guide("pub", "palias", "pv"), always, nil},
 		{"published view id", nil, "f", guide("g", "", "x", "pv"), always, []string{"$.views[1].viewId"}},
 		{"published alias as alias", nil, "f", guide("g", "palias", "v"), always, []string{"$.alias"}},
-		{"published view id, folder gone", nil, "f", guide("g", "pv", "v"), never, nil},
+		// A vanished folder may be moving: its guide keeps its ids.
+		{"published view id, folder gone", nil, "f", guide("g", "pv", "v"), never, []string{"$.alias"}},
+		{"published view id, folder holds another guide", nil, "fp", guide("g", "palias", "pv"), never, nil},
 		{"claimed guide id", []*bundle.Guide{guide("g", "", "w")}, "f", guide("g", "", "v"), always, []string{"$.guideId"}},
 		{"claimed view id", []*bundle.Guide{guide("h", "", "v")}, "f", guide("g", "", "v"), always, []string{"$.views[0].viewId"}},
 		{"claimed alias", []*bundle.Guide{guide("h", "x", "w")}, "f", guide("g", "", "x"), always, []string{"$.views[0].viewId"}},
@@ -158,7 +190,7 @@ func TestClaims(t *testing.T) {
 				t.Fatal("accepted but not claimed")
 			}
 			c.release(tc.g)
-			if again := c.claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), newManifest(), tc.alive); again != nil && len(tc.before) == 0 {
+			if again := c.claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
 				t.Errorf("ids still claimed after release: %v", again)
 			}
 		})
@@ -169,7 +201,7 @@ func TestClaims(t *testing.T) {
 // ids another guide claimed.
 func TestClaimsReleaseKeepsOthers(t *testing.T) {
 	c := newClaims()
-	m := newManifest()
+	m := memRecords()
 	a, b := guide("a", "", "va"), guide("b", "", "vb")
 	for _, g := range []*bundle.Guide{a, b} {
 		if p := c.claim("f"+g.GuideID, g, m, nil); p != nil {
@@ -193,18 +225,17 @@ func TestFolderLocks(t *testing.T) {
 	if l.get("a") == l.get("b") {
 		t.Fatal("one mutex for two folders")
 	}
-	unlock := l.lockAll([]string{"a", "b"})
-	if l.get("a").TryLock() || l.get("b").TryLock() {
-		t.Fatal("lockAll left a folder unlocked")
-	}
-	unlock()
+	// Concurrent getters of a new folder all get the one mutex.
 	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() { l.lockAll([]string{"a", "b"})() })
+	got := make([]*sync.Mutex, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = l.get("c") })
 	}
 	wg.Wait()
-	if !l.get("a").TryLock() {
-		t.Fatal("a folder stays locked")
+	for _, m := range got {
+		if m != got[0] {
+			t.Fatal("two mutexes for one folder got concurrently")
+		}
 	}
 }
 

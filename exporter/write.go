@@ -5,284 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
 )
-
-// outFile is one file the export of a guide publishes.
-type outFile struct {
-	private bool   // in the private tree, else the public one
-	path    string // slash-separated, relative to the tree
-	data    []byte // content, or nil for a copy of src
-	src     string // bundle file to copy when data is nil
-	doc     bool   // a document: written with compressed siblings
-}
-
-// plan is everything the export of one guide publishes.
-type plan struct {
-	files      []outFile // public media, documents, private media, event
-	ids        []string
-	ready      bool
-	views      int
-	nextChange time.Time
-}
-
-// render renders every file guide b publishes at now.
-func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
-	g := &b.Guide
-	def := g.DefaultView()
-	if def == nil {
-		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
-	}
-	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
-	p := &plan{ids: publicIDs(g), views: len(g.Views)}
-	var media, docs []outFile
-	addView := func(folder string, vd viewDocs, withMedia bool) {
-		for _, name := range site.Documents {
-			if data, ok := vd.Docs[name]; ok {
-				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
-			}
-		}
-		if withMedia {
-			for _, m := range vd.Media {
-				media = append(media, outFile{path: site.MediaFile(folder, m.Dst), src: m.Src})
-			}
-		}
-	}
-	for i := range g.Views {
-		v := &g.Views[i]
-		vd, err := r.renderView(v)
-		if err != nil {
-			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
-		}
-		addView(v.ViewID, vd, true)
-		ids := []string{v.ViewID}
-		if v == def && g.Alias != "" && g.Alias != v.ViewID {
-			// The alias serves the default view's documents; they link to
-			// the view's own media, so the alias needs no media copies.
-			addView(g.Alias, vd, false)
-			ids = append(ids, g.Alias)
-		}
-		pages, err := r.renderPages(&vd.built, ids)
-		if err != nil {
-			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
-		}
-		docs = append(docs, pages...)
-		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
-			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
-			p.nextChange = *v.ExpiresAt
-		}
-	}
-	p.files = append(media, docs...)
-	if ViewStatus(g, def, now) == site.StatusReady {
-		p.ready = true
-		ev, priv := r.event(def)
-		data, err := marshalJSON(ev)
-		if err != nil {
-			return nil, fmt.Errorf("render event: %w", err)
-		}
-		for _, m := range priv {
-			p.files = append(p.files, outFile{private: true, path: site.PrivateDocPath(g.GuideID, m.Dst), src: m.Src})
-		}
-		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
-	}
-	if problems, err := e.checkSizes(b, p); err != nil || len(problems) > 0 {
-		if err == nil {
-			err = &bundle.Error{Folder: b.Folder, Problems: problems}
-		}
-		return nil, err
-	}
-	return p, nil
-}
-
-// checkSizes returns a problem for every file rendered for b larger than
-// the limit of one file (Limits.DocumentBytes): documents, view pages,
-// the ready event, and the record (written after the others, with a
-// revision of fixed length). Media are copies of the bundle's files and
-// not held to it. It returns an error when the record cannot be encoded.
-func (e *Exporter) checkSizes(b *bundle.Bundle, p *plan) ([]bundle.Problem, error) {
-	max := e.cfg.Limits.WithDefaults().DocumentBytes
-	rec, err := marshalJSON(guideRecord(&b.Guide, strings.Repeat("0", revisionLen), p.ready))
-	if err != nil {
-		return nil, fmt.Errorf("render record: %w", err)
-	}
-	files := append(p.files[:len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(b.Guide.GuideID), data: rec})
-	var problems []bundle.Problem
-	for _, f := range files {
-		if f.data == nil || len(f.data) <= max {
-			continue
-		}
-		name := f.path
-		if f.private {
-			name += " (private)"
-		}
-		problems = append(problems, bundle.Problem{File: b.Folder + "/" + bundle.FileName,
-			Message: fmt.Sprintf("the file %s would be %s, more than the limit of %s for one file (raise it with --max-document-size)",
-				name, formatBytes(int64(len(f.data))), formatBytes(int64(max)))})
-	}
-	return problems, nil
-}
-
-// fingerprint returns the hash of what the output of a bundle depends on,
-// time aside: the settings, guide.json (raw) and the size and modification
-// time of every input file (inputs, relative to the bundle folder dir). It
-// returns an error when an input cannot be examined. Time matters only at
-// a view's expiry, which the manifest keeps as NextChange.
-func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string, error) {
-	h := sha256.New()
-	h.Write([]byte(e.settings))
-	h.Write([]byte{0})
-	h.Write(raw)
-	h.Write([]byte{0})
-	for _, rel := range inputs {
-		// rel was checked by bundle.Load: a clean path inside the bundle.
-		fi, err := e.cfg.Src.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return "", err
-		}
-		h.Write([]byte(rel + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "\x00"))
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// upToDate reports whether the published guide mg needs no export at now:
-// its inputs are as they were (same fingerprint), no view expired since,
-// and every file it published still exists. raw is the guide.json now in
-// the bundle folder dir.
-func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
-	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
-		return false
-	}
-	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
-}
-
-// unchangedResult is the result of a guide found up to date.
-func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult {
-	r := GuideResult{Folder: folder, GuideID: guideID, Revision: mg.Revision, Ready: mg.Ready, Views: mg.Views,
-		Unchanged: len(mg.Files) + len(mg.Private)}
-	if mg.NextChange != nil {
-		r.NextChange = *mg.NextChange
-	}
-	return r
-}
-
-// namedFiles lists every file guide.json names, sorted, once each.
-func namedFiles(g *bundle.Guide) []string {
-	var out []string
-	for _, p := range g.Media.Photos {
-		out = append(out, p.File)
-		if p.Small != nil {
-			out = append(out, p.Small.File)
-		}
-	}
-	for _, lang := range sortedKeys(g.Media.Documents) {
-		d := g.Media.Documents[lang]
-		out = append(out, d.Files()...)
-	}
-	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// allExist reports whether every file of a manifest entry still exists.
-func (e *Exporter) allExist(mg *site.ManifestGuide) bool {
-	for _, p := range mg.Files {
-		if !e.pub.exists(p) {
-			return false
-		}
-	}
-	for _, p := range mg.Private {
-		if !e.priv.exists(p) {
-			return false
-		}
-	}
-	return true
-}
-
-// guideStatus fills the parts of a result that need no rendering.
-func guideStatus(b *bundle.Bundle, now time.Time) (ready bool, next time.Time) {
-	g := &b.Guide
-	if def := g.DefaultView(); def != nil {
-		ready = ViewStatus(g, def, now) == site.StatusReady
-	}
-	for _, v := range g.Views {
-		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) && (next.IsZero() || v.ExpiresAt.Before(next)) {
-			next = *v.ExpiresAt
-		}
-	}
-	return ready, next
-}
-
-// publish writes every file of b that differs from what is published,
-// deletes the files old published that b no longer does, and returns the
-// result and the new manifest entry. When b's fingerprint equals old's and
-// all of old's files exist, nothing is rendered or written. On an error
-// some files may have been replaced by their new versions, never by a
-// partial one; old's files that b no longer publishes are deleted only
-// after everything else was written.
-func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.ManifestGuide) (GuideResult, site.ManifestGuide, error) {
-	g := &b.Guide
-	now := e.cfg.Clock.Now()
-	res := GuideResult{Folder: b.Folder, GuideID: g.GuideID, Views: len(g.Views)}
-	res.Ready, res.NextChange = guideStatus(b, now)
-	inputs := namedFiles(g)
-	fp, err := e.fingerprint(b.Dir, b.Raw, inputs)
-	if err != nil {
-		return res, site.ManifestGuide{}, fmt.Errorf("bundle %s: %w", b.Folder, err)
-	}
-	if old != nil && old.Folder == b.Folder && e.upToDate(old, b.Dir, b.Raw, now) {
-		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
-	}
-	p, err := e.render(b, now)
-	if err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	if err := e.beginWrite(); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	finished := false
-	defer func() { e.endWrite(finished) }()
-	w := &guideWriter{e: e, res: &res}
-	if err := w.putAll(ctx, b, p.files); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	res.Revision = w.revision()
-	if err := w.putRecord(g, p.ready); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	slices.Sort(w.public)
-	slices.Sort(w.private)
-	if err := w.deleteStale(old); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	res.Changed = res.Written > 0 || res.Deleted > 0
-	if res.Changed {
-		// Once per guide, before anything names its new files: see
-		// durable.go.
-		if err := w.e.pub.syncFolders(w.public); err != nil {
-			return res, site.ManifestGuide{}, err
-		}
-		if err := w.e.priv.syncFolders(w.private); err != nil {
-			return res, site.ManifestGuide{}, err
-		}
-	}
-	finished = true
-	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
-		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
-	if !res.NextChange.IsZero() {
-		next := res.NextChange
-		entry.NextChange = &next
-	}
-	return res, entry, nil
-}
 
 // pathSum is a published path with the hash of its content.
 type pathSum struct {
@@ -311,6 +40,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 			// Media are streamed: see media.go.
 			h, err = w.putMedia(t, b, f)
 			written = []string{f.path}
+			w.hashes[t.abs(f.path)] = h
 		} else {
 			h = sha256.Sum256(f.data)
 			written, err = w.put(t, f, f.data, docs[i])
@@ -394,12 +124,22 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 			if _, found := slices.BinarySearch(set.now, f); found {
 				continue
 			}
-			if err := set.t.remove(f, set.keep); err != nil {
+			if err := removeFile(w.res, set.t, f, set.keep); err != nil {
 				return err
 			}
-			w.res.Deleted++
 		}
 	}
+	return nil
+}
+
+// removeFile deletes p from t (a missing file is not an error) and the
+// folders it leaves empty, except keep, and counts it in res: the one
+// place a published file's removal is counted.
+func removeFile(res *GuideResult, t tree, p string, keep map[string]bool) error {
+	if err := t.remove(p, keep); err != nil {
+		return err
+	}
+	res.Deleted++
 	return nil
 }
 
@@ -410,6 +150,9 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
+	// hashes are the SHA-256 of the files written or found identical, by
+	// absolute path: what the guide's record keeps (see describe).
+	hashes map[string][sha256.Size]byte
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -454,13 +197,17 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 	}
 	if dw.same {
 		w.res.Unchanged++
+		w.hashes[t.abs(f.path)] = sha256.Sum256(data)
 		return paths, nil
 	}
 	return paths, w.write(t, f.path, data)
 }
 
-// write writes data to p unless p already holds exactly data.
+// write writes data to p unless p already holds exactly data. It is the
+// one place a document, a compressed sibling or a private file is written
+// and counted (media: see media.go).
 func (w *guideWriter) write(t tree, p string, data []byte) error {
+	w.hashes[t.abs(p)] = sha256.Sum256(data)
 	if t.same(p, data) {
 		w.res.Unchanged++
 		return nil

@@ -178,7 +178,7 @@ const TempPrefix = ".tmp-"
 
 // Private tree layout, relative to --private. None of it is ever published.
 //
-//	manifest.json                      The exporter's record of what it published
+//	exported/<guideId>.json            The exporter's record of what it published for the guide
 //	guides/<guideId>/record.json       GuideRecord: owner, work order, webhooks, revision
 //	guides/<guideId>/event.json        ReadyEvent without authtoken (default view ready)
 //	guides/<guideId>/doc/<file>        Private documents, served at PrivatePrefix<guideId>/<file>

@@ -126,7 +126,7 @@ func TestExportShard(t *testing.T) {
 	if total != 4 {
 		t.Errorf("two shards exported %d guides in all, want the 4 fixtures", total)
 	}
-	for _, m := range []string{"manifest-0-of-2.json", "manifest-1-of-2.json"} {
+	for _, m := range []string{"exported-0-of-2", "exported-1-of-2"} {
 		if _, err := os.Stat(filepath.Join(root, "private", m)); err != nil {
 			t.Error(err)
 		}

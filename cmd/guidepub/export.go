@@ -35,7 +35,7 @@ bundle was rejected (the others are still exported).
 With --store, the ready event of every ready guide is queued for its webhooks
 in the sidecar's store, once per guide revision: re-exporting unchanged
 content queues nothing. With --shard i/n, only the bundle folders whose name
-hashes to shard i are exported, with a manifest of their own, so n machines
+hashes to shard i are exported, with records of their own, so n machines
 can share one full rebuild.
 
 Examples:

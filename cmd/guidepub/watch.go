@@ -107,7 +107,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	clk := s.Exporter.Clock
 	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, clock: clk, unsent: map[string]bool{}}
 	// The watcher starts before the first export so that nothing uploaded
-	// during it is missed.
+	// during it is missed, and runs beside it.
 	wcfg := watch.DefaultConfig()
 	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
 	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
@@ -119,14 +119,22 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	if err != nil {
 		return err
 	}
+	// The watcher runs from the start, so that an upload is exported at
+	// once; the export of the whole tree (the catch-up) runs beside it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
 	rep, err := ex.ExportAll(ctx)
 	if rep != nil {
 		printProblems(s.Stderr, rep.Guides)
 		fmt.Fprintln(s.Stdout, rep.Summary())
 	}
 	if err != nil {
-		w.Close()
-		if ctx.Err() != nil {
+		interrupted := ctx.Err() != nil
+		cancel()
+		<-ran
+		if interrupted {
 			return nil // interrupted during the first export
 		}
 		return fmt.Errorf("export failed: %w", err)
@@ -156,7 +164,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	if s.Started != nil {
 		s.Started(rep)
 	}
-	return w.Run(ctx)
+	return <-ran
 }
 
 // exportHandler is the watcher's Handler: it exports or unpublishes a
@@ -215,13 +223,7 @@ func (h *exportHandler) publicIDs(folder string) []string {
 	if h.exported == nil {
 		return nil
 	}
-	ids := []string{}
-	for _, mg := range h.ex.Manifest().Guides {
-		if mg.Folder == folder {
-			ids = append(ids, mg.Ids...)
-		}
-	}
-	return ids
+	return h.ex.PublicIDs(folder)
 }
 
 // afterExport queues the ready event of a ready guide whose content changed

@@ -1,0 +1,476 @@
+package exporter
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// recordVersion is the version of the per-guide record format this package
+// writes.
+const recordVersion = 2
+
+// RecordsDir returns the private-tree folder of the exporter's per-guide
+// records of shard i of n: "exported" for an unsharded export, else
+// "exported-<i>-of-<n>". Each shard keeps its own.
+func RecordsDir(i, n int) string {
+	if n <= 1 {
+		return recordsDir
+	}
+	return fmt.Sprintf("%s-%d-of-%d", recordsDir, i, n)
+}
+
+// recordsDir is the records folder of an unsharded export.
+const recordsDir = "exported"
+
+// PublicFile is one public file as the exporter recorded it when it wrote
+// it (or last found it holding what it should): its path in the public
+// tree, the SHA-256 of its content and the stamp (size and modification
+// time) the file had then. A file whose stat still shows that stamp
+// (Unchanged) holds that content, unless something other than the
+// exporter rewrote it within the same nanosecond at the same size.
+type PublicFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"` // hex; "" when unknown (a record migrated from manifest.json)
+	Size   int64  `json:"size"`
+	// ModTime is the file's modification time in nanoseconds since the Unix
+	// epoch, as the file system reported it after the write.
+	ModTime int64 `json:"mtime"`
+}
+
+// Unchanged reports whether fi, a stat of the file now, shows it as it was
+// recorded: same size and modification time, and a known hash.
+func (f PublicFile) Unchanged(fi fs.FileInfo) bool {
+	return f.SHA256 != "" && fi.Mode().IsRegular() && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime
+}
+
+// record is the file the exporter keeps per guide in RecordsDir: its
+// manifest entry (site.ManifestGuide) with each public file's hash and
+// stamp.
+type record struct {
+	Version    int          `json:"version"`
+	GuideID    string       `json:"guideId"`
+	Folder     string       `json:"folder"`
+	Revision   string       `json:"revision"`
+	Ids        []string     `json:"ids"`
+	Public     []PublicFile `json:"public"` // sorted by path
+	Private    []string     `json:"private"`
+	Source     string       `json:"source,omitempty"`
+	Inputs     []string     `json:"inputs,omitempty"`
+	NextChange *time.Time   `json:"nextChange,omitempty"`
+	Views      int          `json:"views,omitempty"`
+	Ready      bool         `json:"ready,omitempty"`
+}
+
+// entry returns the manifest entry the record holds.
+func (r *record) entry() site.ManifestGuide {
+	files := make([]string, len(r.Public))
+	for i, f := range r.Public {
+		files[i] = f.Path
+	}
+	return site.ManifestGuide{Folder: r.Folder, Revision: r.Revision, Ids: r.Ids, Files: files, Private: r.Private,
+		Source: r.Source, Inputs: r.Inputs, NextChange: r.NextChange, Views: r.Views, Ready: r.Ready}
+}
+
+// newRecord returns the record of guide id with entry mg, whose public
+// files are described by public (same paths, same order).
+func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
+	return &record{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision, Ids: mg.Ids,
+		Public: public, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
+		Views: mg.Views, Ready: mg.Ready}
+}
+
+// Records is what an exporter published, one record per guide id: in
+// memory, each guide's manifest entry, indexed by public id (view id or
+// alias) and by bundle folder, so that a claim or a folder's removal looks
+// up what it needs in one step; on disk, one small file per guide in
+// RecordsDir of the private tree, written atomically when that guide is
+// exported or removed, so that one guide's change rewrites that guide's
+// record only. The hashes and stamps of public files stay on disk and are
+// read one guide at a time (PublicFiles, Lookup). Methods are safe for
+// concurrent use.
+type Records struct {
+	t   tree   // the private tree
+	dir string // RecordsDir
+
+	mu     sync.Mutex
+	guides map[string]site.ManifestGuide
+	owners map[string]string          // public id -> guide id
+	byDir  map[string]map[string]bool // bundle folder -> guide ids
+	cache  map[string]*record         // a few records read for Lookup
+}
+
+// OpenRecords reads the records of shard i of n (n <= 1: unsharded) from the
+// private tree privateDir of fsys. A legacy manifest.json (or
+// manifest-i-of-n.json), the single file earlier versions kept, is
+// converted first: every guide of it becomes a record (public files with
+// no hash yet), then the file is deleted; an interrupted conversion is
+// done again on the next open. It returns an error when a record or the
+// legacy manifest cannot be read or decoded.
+func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
+	r := newRecords(tree{fs: fsys, root: privateDir, perm: 0o600}, RecordsDir(i, n))
+	if err := r.migrate(ManifestName(i, n)); err != nil {
+		return nil, err
+	}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRecords returns empty records kept in folder dir of t.
+func newRecords(t tree, dir string) *Records {
+	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
+		byDir: map[string]map[string]bool{}, cache: map[string]*record{}}
+}
+
+// file returns the private-tree path of the record of guide id.
+func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
+
+// load reads every record in the records folder.
+func (r *Records) load() error {
+	entries, err := afero.ReadDir(r.t.fs, r.t.abs(r.dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("exporter: read records: %w", err)
+	}
+	for _, fi := range entries {
+		name := fi.Name()
+		if fi.Mode().IsRegular() && strings.HasPrefix(name, site.TempPrefix) && fi.ModTime().Before(processStart) {
+			// Left by a process killed while writing a record.
+			_ = r.t.fs.Remove(r.t.abs(r.dir + "/" + name))
+			continue
+		}
+		if !fi.Mode().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		rec, err := r.read(strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			return err
+		}
+		r.set(rec.GuideID, rec.entry())
+	}
+	return nil
+}
+
+// read reads and decodes the record of guide id.
+func (r *Records) read(id string) (*record, error) {
+	data, err := r.t.read(r.file(id))
+	if err != nil {
+		return nil, fmt.Errorf("exporter: read record: %w", err)
+	}
+	var rec record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("exporter: record %s: %w", r.t.abs(r.file(id)), err)
+	}
+	if rec.Version != recordVersion || rec.GuideID != id {
+		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d of guide %q",
+			r.t.abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
+	}
+	return &rec, nil
+}
+
+// migrate converts the legacy manifest legacy, when there is one, into
+// records and deletes it.
+func (r *Records) migrate(legacy string) error {
+	data, err := r.t.read(legacy)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("exporter: read manifest: %w", err)
+	}
+	var m site.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("exporter: manifest %s: %w", r.t.abs(legacy), err)
+	}
+	if m.Version != 1 {
+		return fmt.Errorf("exporter: manifest %s: version %d, want 1", r.t.abs(legacy), m.Version)
+	}
+	for _, id := range slices.Sorted(maps.Keys(m.Guides)) {
+		mg := m.Guides[id]
+		public := make([]PublicFile, len(mg.Files))
+		for i, p := range mg.Files {
+			public[i] = PublicFile{Path: p}
+		}
+		if err := r.write(newRecord(id, mg, public)); err != nil {
+			return err
+		}
+	}
+	if err := r.t.fs.Remove(r.t.abs(legacy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("exporter: delete converted manifest: %w", err)
+	}
+	return nil
+}
+
+// write writes rec atomically to its file.
+func (r *Records) write(rec *record) error {
+	data, err := marshalJSON(rec)
+	if err != nil {
+		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
+	}
+	if err := r.t.writeSynced(r.file(rec.GuideID), data); err != nil {
+		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
+	}
+	r.mu.Lock()
+	delete(r.cache, rec.GuideID)
+	r.mu.Unlock()
+	return nil
+}
+
+// delete deletes the record file of guide id.
+func (r *Records) delete(id string) error {
+	if err := r.t.remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
+		return fmt.Errorf("delete record of %s: %w", id, err)
+	}
+	r.mu.Lock()
+	delete(r.cache, id)
+	r.mu.Unlock()
+	return nil
+}
+
+// get returns the entry of guide id.
+func (r *Records) get(id string) (site.ManifestGuide, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mg, ok := r.guides[id]
+	return mg, ok
+}
+
+// owner returns the guide id and entry of the guide publishing the public
+// id (a view id or an alias).
+func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gid, ok := r.owners[publicID]
+	if !ok {
+		return "", site.ManifestGuide{}, false
+	}
+	mg, ok := r.guides[gid]
+	return gid, mg, ok
+}
+
+// set records entry as that of guide id, in memory.
+func (r *Records) set(id string, entry site.ManifestGuide) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unindex(id)
+	r.guides[id] = entry
+	for _, pid := range entry.Ids {
+		r.owners[pid] = id
+	}
+	if r.byDir[entry.Folder] == nil {
+		r.byDir[entry.Folder] = map[string]bool{}
+	}
+	r.byDir[entry.Folder][id] = true
+}
+
+// remove drops guide id, in memory.
+func (r *Records) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unindex(id)
+	delete(r.guides, id)
+}
+
+// unindex drops guide id from the indexes; r.mu is held.
+func (r *Records) unindex(id string) {
+	old, ok := r.guides[id]
+	if !ok {
+		return
+	}
+	for _, pid := range old.Ids {
+		if r.owners[pid] == id {
+			delete(r.owners, pid)
+		}
+	}
+	delete(r.byDir[old.Folder], id)
+	if len(r.byDir[old.Folder]) == 0 {
+		delete(r.byDir, old.Folder)
+	}
+}
+
+// inFolder returns the ids of the guides published from folder, except
+// the guide id except, sorted.
+func (r *Records) inFolder(folder, except string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id := range r.byDir[folder] {
+		if id != except {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// snapshot returns a copy of the entries as a site.Manifest.
+func (r *Records) snapshot() site.Manifest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return site.Manifest{Version: 1, Guides: maps.Clone(r.guides)}
+}
+
+// Len returns how many guides are recorded.
+func (r *Records) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.guides)
+}
+
+// recordOf returns the record of guide id, read from its file (or from
+// the few kept since).
+func (r *Records) recordOf(id string) (*record, error) {
+	r.mu.Lock()
+	rec, ok := r.cache[id]
+	r.mu.Unlock()
+	if ok {
+		return rec, nil
+	}
+	rec, err := r.read(id)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.cache) >= 64 {
+		clear(r.cache)
+	}
+	r.cache[id] = rec
+	r.mu.Unlock()
+	return rec, nil
+}
+
+// Lookup returns the record of the public file at path p (slash-separated,
+// relative to the public tree), read from the record of the guide that
+// published it, found through the public id p belongs to (publicIDOf).
+// ok is false when no guide records p.
+func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
+	r.mu.Lock()
+	gid, found := r.owners[publicIDOf(p)]
+	r.mu.Unlock()
+	if !found {
+		return PublicFile{}, false, nil
+	}
+	rec, err := r.recordOf(gid)
+	if err != nil {
+		return PublicFile{}, false, err
+	}
+	if i, found := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); found {
+		return rec.Public[i], true, nil
+	}
+	return PublicFile{}, false, nil
+}
+
+// ownedByOther reports whether the public path p belongs to a public id
+// that a guide other than id publishes now.
+func (r *Records) ownedByOther(p, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gid, ok := r.owners[publicIDOf(p)]
+	return ok && gid != id
+}
+
+// publicIDOf returns the public id (view id or alias) a public path belongs
+// to: its first element, or its second under the page folders (site.
+// UnbrandedDir, site.EmbedDir), up to the first dot (ids have none; a
+// compressed sibling's suffix follows one).
+func publicIDOf(p string) string {
+	first, rest, _ := strings.Cut(p, "/")
+	if (first == site.UnbrandedDir || first == site.EmbedDir) && rest != "" {
+		first, _, _ = strings.Cut(rest, "/")
+	}
+	id, _, _ := strings.Cut(first, ".")
+	return id
+}
+
+// PublicFiles returns every public file recorded, in path order (byte
+// order of the slash-separated paths, as S3 lists keys), with its hash and
+// stamp. Memory: one path per public file, and the records of a few guides
+// at a time. The iteration stops at the first record that cannot be read,
+// yielding its error.
+func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
+	return func(yield func(PublicFile, error) bool) {
+		type owned struct{ path, guide string }
+		r.mu.Lock()
+		var all []owned
+		for id, mg := range r.guides {
+			for _, p := range mg.Files {
+				all = append(all, owned{p, id})
+			}
+		}
+		r.mu.Unlock()
+		slices.SortFunc(all, func(a, b owned) int { return strings.Compare(a.path, b.path) })
+		for _, o := range all {
+			rec, err := r.recordOf(o.guide)
+			if err != nil {
+				yield(PublicFile{}, err)
+				return
+			}
+			i, found := slices.BinarySearchFunc(rec.Public, o.path, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
+			if !found {
+				continue // the guide was exported again meanwhile
+			}
+			if !yield(rec.Public[i], nil) {
+				return
+			}
+		}
+	}
+}
+
+// describe returns the records of the public files paths (sorted) of a
+// guide just written: each file's stamp as it is now, and its hash from
+// known (the hashes of what the export wrote or compared), else from old
+// (the guide's previous record) when the stamp did not change, else read
+// from the file. It returns an error when a file cannot be examined.
+func describe(t tree, paths []string, known map[string][sha256.Size]byte, old *record) ([]PublicFile, error) {
+	out := make([]PublicFile, len(paths))
+	for i, p := range paths {
+		fi, err := t.fs.Stat(t.abs(p))
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
+		}
+		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		if h, ok := known[p]; ok {
+			f.SHA256 = hex.EncodeToString(h[:])
+		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) {
+			f.SHA256 = prev.SHA256
+		} else {
+			data, err := t.read(p)
+			if err != nil {
+				return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
+			}
+			h := sha256.Sum256(data)
+			f.SHA256 = hex.EncodeToString(h[:])
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// oldFile returns the record of path p in old.
+func oldFile(old *record, p string) (PublicFile, bool) {
+	if old == nil {
+		return PublicFile{}, false
+	}
+	i, found := slices.BinarySearchFunc(old.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
+	if !found {
+		return PublicFile{}, false
+	}
+	return old.Public[i], true
+}
