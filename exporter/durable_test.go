@@ -47,14 +47,14 @@ func recordSyncs(t *testing.T, root string) *syncLog {
 // before it gets its name (by a link of an unnamed file for a new one, a
 // rename for a replaced one), the folder of every file written and every
 // folder above it is flushed after the last name given in it and before
-// the manifest is saved, and the manifest's folder after the manifest;
+// the guide's record is written, and the records' folder after the record;
 // the marker of writes in progress is flushed before any of it. A
 // test can show the calls and their order, not that the disk honours
 // them: that is the kernel's and the disk's promise.
 func TestDurableWrites(t *testing.T) {
 	ev := osEnv(t)
 	root := filepath.Dir(ev.outDir)
-	manifest := filepath.Join(ev.privDir, ManifestName(0, 0))
+	records := filepath.Join(ev.privDir, RecordsDir(0, 0))
 	for round, edit := range []func(map[string]any){
 		nil, // new files
 		func(g map[string]any) { obj(g["property"])["city"] = "Waterloo" }, // replaced ones
@@ -71,7 +71,7 @@ func TestDurableWrites(t *testing.T) {
 		synced := map[string]int{}
 		lastNamed := map[string]int{} // folder -> index of the last name given in it
 		dirSynced := map[string][]int{}
-		manifestAt := -1
+		recordAt := -1
 		for i, s := range log.steps {
 			switch s.step {
 			case "sync":
@@ -82,8 +82,8 @@ func TestDurableWrites(t *testing.T) {
 					t.Errorf("round %d: %s named without a flush before", round, s.name)
 				}
 				named[s.name] = i
-				if s.name == manifest {
-					manifestAt = i
+				if filepath.Dir(s.name) == records {
+					recordAt = i // the last record written
 					continue
 				}
 				for dir := filepath.Dir(s.name); strings.HasPrefix(dir, root) && dir != root; dir = filepath.Dir(dir) {
@@ -93,8 +93,8 @@ func TestDurableWrites(t *testing.T) {
 				dirSynced[s.name] = append(dirSynced[s.name], i)
 			}
 		}
-		if manifestAt < 0 {
-			t.Fatalf("round %d: the manifest was not saved", round)
+		if recordAt < 0 {
+			t.Fatalf("round %d: no record was written", round)
 		}
 		// The marker of writes in progress is flushed before any file
 		// gets its name.
@@ -112,19 +112,19 @@ func TestDurableWrites(t *testing.T) {
 			if dir == ev.privDir || dir == ev.outDir || strings.HasPrefix(dir, ev.privDir) || strings.HasPrefix(dir, ev.outDir) {
 				ok := false
 				for _, at := range dirSynced[dir] {
-					ok = ok || at > last && at < manifestAt
+					ok = ok || at > last && at < recordAt
 				}
 				if !ok {
-					t.Errorf("round %d: folder %s not flushed between its last new name and the manifest", round, dir)
+					t.Errorf("round %d: folder %s not flushed between its last new name and the last record", round, dir)
 				}
 			}
 		}
 		ok := false
-		for _, at := range dirSynced[ev.privDir] {
-			ok = ok || at > manifestAt
+		for _, at := range dirSynced[records] {
+			ok = ok || at > recordAt
 		}
 		if !ok {
-			t.Errorf("round %d: the manifest's folder was not flushed after it", round)
+			t.Errorf("round %d: the records' folder was not flushed after the last record", round)
 		}
 		// Every file of the trees was named through these steps in the
 		// first round.
