@@ -277,6 +277,7 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 	for _, id := range e.publishedIn(folder, "") {
 		r, err := e.unpublish(id)
 		res.GuideID, res.Deleted, res.Changed = id, res.Deleted+r.Deleted, res.Changed || r.Changed
+		res.PublicFiles = append(res.PublicFiles, r.PublicFiles...)
 		if err != nil {
 			res.Err = err
 			break
@@ -298,6 +299,7 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 			return res, err
 		}
 		res.Deleted++
+		res.PublicFiles = append(res.PublicFiles, PublicFile{Path: p, Removed: true})
 	}
 	for _, p := range mg.Private {
 		if err := e.priv.remove(p, privateKeep); err != nil {
@@ -358,6 +360,7 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideRe
 	for _, id := range stale {
 		r, err := e.unpublish(id)
 		res.Deleted += r.Deleted
+		res.PublicFiles = append(res.PublicFiles, r.PublicFiles...)
 		res.Changed = res.Changed || r.Changed
 		if err != nil {
 			res.Err = err

@@ -355,6 +355,9 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 				return err
 			}
 			w.res.Deleted++
+			if set.t.root == w.e.pub.root {
+				w.res.PublicFiles = append(w.res.PublicFiles, PublicFile{Path: f, Removed: true})
+			}
 		}
 	}
 	return nil
@@ -427,6 +430,10 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	}
 	w.res.Written++
 	w.res.Bytes += int64(len(data))
+	if t.root == w.e.pub.root {
+		sum := sha256.Sum256(data)
+		w.res.PublicFiles = append(w.res.PublicFiles, PublicFile{Path: p, SHA256: hex.EncodeToString(sum[:])})
+	}
 	return nil
 }
 

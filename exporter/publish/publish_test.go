@@ -314,16 +314,6 @@ func TestPublishS3(t *testing.T) {
 	}
 }
 
-func phaseOf(rel string) int {
-	switch {
-	case strings.HasSuffix(rel, "/"+site.StatusFile):
-		return phaseStatus
-	case site.IsDocument(rel):
-		return phaseContent
-	}
-	return phaseMedia
-}
-
 func TestPublishStaleAndInterrupted(t *testing.T) {
 	endpoint := versitygw(t)
 	b := newBucket(t, endpoint, "stale")
@@ -634,13 +624,14 @@ func TestPublishSymlinks(t *testing.T) {
 	}
 }
 
-// TestPublishPages: a view page stored as <id>/index.html is uploaded as
-// the object <id> (u/<id>, embed/<id>), HTML, so that GET /<id> on the
-// bucket answers it.
+// TestPublishPages: by default a view page keeps its index.html key, so
+// that no key is both an object and the prefix of others; with
+// PagesAsObjects it is uploaded as the object of its URL (<id>, u/<id>,
+// embed/<id>) for S3 to serve /<id> with no rewrite.
 func TestPublishPages(t *testing.T) {
 	ctx := context.Background()
 	mem := afero.NewMemMapFs()
-	for _, name := range []string{"v1/index.html", "u/v1/index.html", "embed/v1/index.html", "v1/data/status"} {
+	for _, name := range []string{"v1/index.html", "u/v1/index.html", "embed/v1/index.html", "v1/data/status", "v1-2/data/status", "v1-2/index.html", "u/v1-2/index.html", "uu/data/status", "uu/index.html"} {
 		if err := afero.WriteFile(mem, "/out/"+name, []byte("<!DOCTYPE html>"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -650,28 +641,35 @@ func TestPublishPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}); err != nil {
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
+	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(t, b); !slices.Equal(got, []string{"embed/v1", "u/v1", "v1", "v1/data/status"}) {
+	want := []string{"embed/v1/index.html", "u/v1-2/index.html", "u/v1/index.html", "uu/data/status", "uu/index.html", "v1-2/data/status", "v1-2/index.html", "v1/data/status", "v1/index.html"}
+	if got := keys(t, b); !slices.Equal(got, want) {
 		t.Fatalf("keys %v", got)
+	}
+
+	// Pages as objects, in the same bucket: the index keys become stale
+	// and are deleted, the page objects uploaded, and a second run finds
+	// nothing to do (the merge saw every key in order).
+	cfg.PagesAsObjects = true
+	rep, err := Publish(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"embed/v1", "u/v1", "u/v1-2", "uu", "uu/data/status", "v1", "v1-2", "v1-2/data/status", "v1/data/status"}
+	if got := keys(t, b); !slices.Equal(got, want) {
+		t.Fatalf("keys with PagesAsObjects %v", got)
+	}
+	if rep.Uploaded != 6 || rep.Deleted != 6 || rep.Unchanged != 3 {
+		t.Fatalf("switching layout: %+v", rep)
 	}
 	a, err := b.Attributes(ctx, "u/v1")
 	if err != nil || a.ContentType != site.PageType {
 		t.Fatalf("u/v1: %+v, %v; want Content-Type %s", a, err, site.PageType)
 	}
-
-	// A file system bucket keeps the index files: "v1" cannot be a file
-	// beside the folder "v1/".
-	fb, err := OpenBucket(ctx, "mem://")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fb.Close()
-	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: fb, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs, PagesAsIndex: true}); err != nil {
-		t.Fatal(err)
-	}
-	if got := keys(t, fb); !slices.Equal(got, []string{"embed/v1/index.html", "u/v1/index.html", "v1/data/status", "v1/index.html"}) {
-		t.Fatalf("keys with PagesAsIndex %v", got)
+	if rep, err = Publish(ctx, cfg); err != nil || rep.Uploaded != 0 || rep.Deleted != 0 || rep.Unchanged != 9 {
+		t.Fatalf("second run: %+v, %v", rep, err)
 	}
 }
