@@ -40,10 +40,12 @@ type Config struct {
 	// touched since its export, so that a reconcile need not read it.
 	KnownDigest KnownDigest
 	// Rehash reads every file even where KnownDigest knows it.
-	Rehash   bool
-	Plan     io.Writer // receives one line per planned change; may be nil
-	Progress io.Writer // non-nil: draw a progress bar there
-	Logger   *slog.Logger
+	Rehash bool
+	// KeepStale plans no deletion: objects absent from the tree stay.
+	KeepStale bool
+	Plan      io.Writer // receives one line per planned change; may be nil
+	Progress  io.Writer // non-nil: draw a progress bar there
+	Logger    *slog.Logger
 	// OnUpload, when set, is called after each object is uploaded, from
 	// the uploading goroutine.
 	OnUpload func(key string)

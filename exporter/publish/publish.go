@@ -197,6 +197,9 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 		return nil
 	}
 	stale := func(r *remoteObject) error {
+		if d.cfg.KeepStale || site.IsHidden(strings.TrimPrefix(r.key, d.keys.prefix)) {
+			return nil // dot-files (a live publisher's lease) are not publish's
+		}
 		if pl.unordered {
 			// A late key may name a file the merge has passed.
 			if has, err := d.localHas(r.key); err != nil || has {

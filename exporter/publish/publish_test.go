@@ -31,7 +31,24 @@ import (
 // versitygw runs an S3-compatible server (versitygw, POSIX backend) on a
 // random loopback port for the test and returns its endpoint. The access
 // keys are set in the environment for the AWS SDK.
-func versitygw(t *testing.T) string {
+func versitygw(t testing.TB) string {
+	return startStore(t).endpoint
+}
+
+// store is a versitygw process that a test can stop and start again on
+// the same address and folder.
+type store struct {
+	t              testing.TB
+	bin, addr, dir string
+	endpoint       string
+	access, secret string
+	cmd            *exec.Cmd
+	exited         chan struct{}
+	logs           *bytes.Buffer
+}
+
+// startStore starts versitygw; it is killed when the test ends.
+func startStore(t testing.TB) *store {
 	t.Helper()
 	bin, err := exec.LookPath("versitygw")
 	if err != nil {
@@ -47,46 +64,61 @@ func versitygw(t *testing.T) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	access, secret := "guidepubtest", fmt.Sprintf("secret-%d", time.Now().UnixNano())
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	s := &store{t: t, bin: bin, addr: addr, dir: t.TempDir(), endpoint: "http://" + addr,
+		access: "guidepubtest", secret: fmt.Sprintf("secret-%d", time.Now().UnixNano())}
+	t.Setenv("AWS_ACCESS_KEY_ID", s.access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s.secret)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	dir := t.TempDir()
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--port", addr, "--access", access, "--secret", secret, "--quiet", "posix", dir)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	s.start(s.secret)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// start runs the server with secret as its secret key and waits until it
+// answers.
+func (s *store) start(secret string) {
+	t := s.t
+	t.Helper()
+	s.logs = &bytes.Buffer{}
+	s.cmd = exec.Command(s.bin, "--port", s.addr, "--access", s.access, "--secret", secret, "--quiet", "posix", s.dir)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start versitygw: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) { cmd.Wait(); close(exited) }(s.cmd, s.exited)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+		if c, err := net.DialTimeout("tcp", s.addr, 100*time.Millisecond); err == nil {
 			c.Close()
-			break
+			return
 		}
 		select {
-		case <-exited:
-			t.Fatalf("versitygw exited: %s", logs.String())
+		case <-s.exited:
+			t.Fatalf("versitygw exited: %s", s.logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("versitygw does not answer on %s: %s", addr, logs.String())
+			t.Fatalf("versitygw does not answer on %s: %s", s.addr, s.logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return "http://" + addr
+}
+
+// stop kills the server (as an outage would) and waits for it to exit.
+func (s *store) stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
+	s.cmd = nil
 }
 
 // newBucket creates bucket name on the server and opens it.
-func newBucket(t *testing.T, endpoint, name string) *blob.Bucket {
+func newBucket(t testing.TB, endpoint, name string) *blob.Bucket {
 	t.Helper()
 	ctx := context.Background()
 	client := s3.New(s3.Options{
@@ -184,7 +216,7 @@ func readObject(t *testing.T, b *blob.Bucket, key string) ([]byte, *blob.Attribu
 }
 
 // keys lists every key in the bucket.
-func keys(t *testing.T, b *blob.Bucket) []string {
+func keys(t testing.TB, b *blob.Bucket) []string {
 	t.Helper()
 	var out []string
 	it := b.List(nil)
