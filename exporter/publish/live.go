@@ -138,7 +138,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 // before anything else, since what that export wrote was never recorded.
 // It returns an error when the record cannot be written.
 func (l *Live) Exporting(folder string) (done func(), err error) {
-	name := intentPrefix + outboxFile("folder:" + folder)
+	name := intentPrefix + outboxFile("folder:"+folder)
 	if err := writeSynced(l.cfg.OutboxDir, name, []byte(folder)); err != nil {
 		return nil, err
 	}
