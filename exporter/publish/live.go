@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,9 @@ type Live struct {
 	m     *liveMetrics
 	wake  chan struct{}
 	lease *lease
+	// intents numbers intent files, so that two exports of one folder at
+	// once keep one each.
+	intents atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]*pendingGuide // by entry name
@@ -138,7 +142,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 // before anything else, since what that export wrote was never recorded.
 // It returns an error when the record cannot be written.
 func (l *Live) Exporting(folder string) (done func(), err error) {
-	name := intentPrefix + outboxFile("folder:"+folder)
+	name := intentPrefix + fmt.Sprint(l.intents.Add(1)) + "-" + outboxFile("folder:"+folder)
 	if err := writeSynced(l.cfg.OutboxDir, name, []byte(folder)); err != nil {
 		return nil, err
 	}
