@@ -87,11 +87,11 @@ func TestLiveKilled(t *testing.T) {
 	st := startStore(t)
 	for _, mode := range []string{"record", "exporting"} {
 		t.Run(mode, func(t *testing.T) {
-			b := newBucket(t, st.endpoint, "killed-"+mode)
+			b := newBucket(t, st.Endpoint, "killed-"+mode)
 			s := newExportSite(t, "301-king-st-e", "ansi-us-house")
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), helperEnv+"="+mode, "HELPER_SRC="+s.src, "HELPER_OUT="+s.out, "HELPER_PRIVATE="+s.priv,
-				"HELPER_BUCKET=s3://killed-"+mode+"?endpoint="+st.endpoint+"&use_path_style=true&disable_https=true&region=us-east-1")
+				"HELPER_BUCKET=s3://killed-"+mode+"?endpoint="+st.Endpoint+"&use_path_style=true&disable_https=true&region=us-east-1")
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

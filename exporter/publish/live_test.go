@@ -232,8 +232,8 @@ func statusesComplete(t testing.TB, b *blob.Bucket, out string) {
 
 func TestLive(t *testing.T) {
 	st := startStore(t)
-	newBucket(t, st.endpoint, "live")
-	proxy, counts := countingProxy(t, st.endpoint)
+	newBucket(t, st.Endpoint, "live")
+	proxy, counts := countingProxy(t, st.Endpoint)
 	b := openS3(t, proxy, "live")
 	s := newExportSite(t, "301-king-st-e", "ansi-us-house")
 	l, err := NewLive(s.liveConfig(b, nil))
@@ -299,7 +299,7 @@ func TestLive(t *testing.T) {
 // before its summary, and the log says what happened once.
 func TestLiveStoreOutage(t *testing.T) {
 	st := startStore(t)
-	b := newBucket(t, st.endpoint, "outage")
+	b := newBucket(t, st.Endpoint, "outage")
 	s := newExportSite(t, "301-king-st-e", "ansi-us-house")
 	logs := &syncBuffer{}
 	cfg := s.liveConfig(b, logs)
@@ -307,7 +307,7 @@ func TestLiveStoreOutage(t *testing.T) {
 	stopped := make(chan struct{})
 	cfg.OnUpload = func(key string) {
 		if n.Add(1) == 3 {
-			st.stop()
+			st.Stop()
 			close(stopped)
 		}
 	}
@@ -328,7 +328,7 @@ func TestLiveStoreOutage(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	st.start(st.secret)
+	st.Start(st.Secret)
 	idle(t, l, 30*time.Second)
 	sameAsReconcile(t, s, b)
 	statusesComplete(t, b, s.out)
@@ -346,9 +346,9 @@ func TestLiveStoreOutage(t *testing.T) {
 // and uploads complete once valid credentials are back.
 func TestLiveCredentialsRefused(t *testing.T) {
 	st := startStore(t)
-	b := newBucket(t, st.endpoint, "creds")
-	st.stop()
-	st.start("another-secret") // our key no longer works
+	b := newBucket(t, st.Endpoint, "creds")
+	st.Stop()
+	st.Start("another-secret") // our key no longer works
 	s := newExportSite(t, "301-king-st-e")
 	logs := &syncBuffer{}
 	l, err := NewLive(s.liveConfig(b, logs))
@@ -368,8 +368,8 @@ func TestLiveCredentialsRefused(t *testing.T) {
 	if !strings.Contains(logs.String(), "kind=permanent") || !strings.Contains(logs.String(), "credentials") {
 		t.Fatalf("refused credentials not reported as such:\n%s", logs.String())
 	}
-	st.stop()
-	st.start(st.secret)
+	st.Stop()
+	st.Start(st.Secret)
 	idle(t, l, 30*time.Second)
 	sameAsReconcile(t, s, b)
 	if c := strings.Count(logs.String(), "upload failed"); c != 1 {
@@ -381,8 +381,8 @@ func TestLiveCredentialsRefused(t *testing.T) {
 // uploads its latest files only once each.
 func TestLiveReexportWhilePending(t *testing.T) {
 	st := startStore(t)
-	newBucket(t, st.endpoint, "again")
-	proxy, counts := countingProxy(t, st.endpoint)
+	newBucket(t, st.Endpoint, "again")
+	proxy, counts := countingProxy(t, st.Endpoint)
 	b := openS3(t, proxy, "again")
 	s := newExportSite(t, "301-king-st-e")
 	first := s.exportAll()
@@ -420,7 +420,7 @@ func TestLiveReexportWhilePending(t *testing.T) {
 // first stops. Nothing is lost.
 func TestLiveTwoWatchers(t *testing.T) {
 	st := startStore(t)
-	b := newBucket(t, st.endpoint, "two")
+	b := newBucket(t, st.Endpoint, "two")
 	a, c := newExportSite(t, "301-king-st-e"), newExportSite(t, "ansi-us-house")
 	la, err := NewLive(a.liveConfig(b, nil))
 	if err != nil {

@@ -7,135 +7,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/andybalholm/brotli"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/spf13/afero"
 	"gocloud.dev/blob"
 
 	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 	"github.com/guidepub/guidepub/site"
 )
 
-// versitygw runs an S3-compatible server (versitygw, POSIX backend) on a
-// random loopback port for the test and returns its endpoint. The access
-// keys are set in the environment for the AWS SDK.
-func versitygw(t testing.TB) string {
-	return startStore(t).endpoint
-}
+// versitygw runs an S3-compatible server and returns its endpoint.
+func versitygw(t testing.TB) string { return publishtest.StartStore(t).Endpoint }
 
-// store is a versitygw process that a test can stop and start again on
-// the same address and folder.
-type store struct {
-	t              testing.TB
-	bin, addr, dir string
-	endpoint       string
-	access, secret string
-	cmd            *exec.Cmd
-	exited         chan struct{}
-	logs           *bytes.Buffer
-}
-
-// startStore starts versitygw; it is killed when the test ends.
-func startStore(t testing.TB) *store {
-	t.Helper()
-	bin, err := exec.LookPath("versitygw")
-	if err != nil {
-		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
-		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "versitygw")
-		if _, err := os.Stat(bin); err != nil {
-			fixtures.Missing(t, "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s := &store{t: t, bin: bin, addr: addr, dir: t.TempDir(), endpoint: "http://" + addr,
-		access: "guidepubtest", secret: fmt.Sprintf("secret-%d", time.Now().UnixNano())}
-	t.Setenv("AWS_ACCESS_KEY_ID", s.access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s.secret)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	s.start(s.secret)
-	t.Cleanup(s.stop)
-	return s
-}
-
-// start runs the server with secret as its secret key and waits until it
-// answers.
-func (s *store) start(secret string) {
-	t := s.t
-	t.Helper()
-	s.logs = &bytes.Buffer{}
-	s.cmd = exec.Command(s.bin, "--port", s.addr, "--access", s.access, "--secret", secret, "--quiet", "posix", s.dir)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	s.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) { cmd.Wait(); close(exited) }(s.cmd, s.exited)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", s.addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-s.exited:
-			t.Fatalf("versitygw exited: %s", s.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw does not answer on %s: %s", s.addr, s.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop kills the server (as an outage would) and waits for it to exit.
-func (s *store) stop() {
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Kill()
-	<-s.exited
-	s.cmd = nil
-}
+// startStore runs versitygw for the test.
+func startStore(t testing.TB) *publishtest.Store { return publishtest.StartStore(t) }
 
 // newBucket creates bucket name on the server and opens it.
 func newBucket(t testing.TB, endpoint, name string) *blob.Bucket {
-	t.Helper()
-	ctx := context.Background()
-	client := s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint), Region: "us-east-1", UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")}, nil
-		}),
-	})
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("create bucket: %v", err)
-	}
-	b, err := OpenBucket(ctx, "s3://"+name+"?endpoint="+endpoint+"&use_path_style=true&disable_https=true&region=us-east-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return publishtest.NewBucket(t, endpoint, name)
 }
 
 // tree is a small exported tree: two views with documents and siblings,
