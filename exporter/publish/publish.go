@@ -212,11 +212,44 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 	if err := advance(); err != nil {
 		return err
 	}
+	// Batches are compared (files read, objects asked) on one goroutine
+	// while the merge goes on, at most two batches ahead.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	batches := make(chan []pair, 2)
+	compared := make(chan error, 1)
+	go func() {
+		var err error
+		for batch := range batches {
+			if err == nil {
+				if err = d.compare(ctx, batch, pl, rep); err != nil {
+					cancel(err)
+				}
+			}
+		}
+		compared <- err
+	}()
+	err := d.merge(ctx, advance, stale, func() *remoteObject { return cur }, batches)
+	close(batches)
+	if cerr := <-compared; cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// merge walks the tree, pairs each file with its listed object (advance
+// moves cur along the listing) and sends the pairs to batches in batches
+// of compareBatch; listed objects no file has go to stale.
+func (d *describer) merge(ctx context.Context, advance func() error, stale func(*remoteObject) error, current func() *remoteObject, batches chan<- []pair) error {
 	var batch []pair
 	for lf, err := range localFiles(d.cfg.From, d.cfg.FromDir, d.keys) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", d.cfg.FromDir, err)
 		}
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		cur := current()
 		for cur != nil && cur.key < lf.key {
 			if err := stale(cur); err != nil {
 				return err
@@ -224,6 +257,7 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 			if err := advance(); err != nil {
 				return err
 			}
+			cur = current()
 		}
 		p := pair{file: lf}
 		if cur != nil && cur.key == lf.key {
@@ -233,16 +267,12 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 			}
 		}
 		if batch = append(batch, p); len(batch) == compareBatch {
-			if err := d.compare(ctx, batch, pl, rep); err != nil {
-				return err
-			}
-			batch = batch[:0]
+			batches <- batch
+			batch = make([]pair, 0, compareBatch)
 		}
 	}
-	if err := d.compare(ctx, batch, pl, rep); err != nil {
-		return err
-	}
-	for cur != nil {
+	batches <- batch
+	for cur := current(); cur != nil; cur = current() {
 		if err := stale(cur); err != nil {
 			return err
 		}
