@@ -17,6 +17,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/site"
 )
 
 // livePublishFlags are the flags of live publishing on export, watch and
@@ -39,7 +40,7 @@ func metricsFlag() []cli.Flag {
 }
 
 // outboxDir is where live publishing keeps what is still to upload.
-func outboxDir(private string) string { return filepath.Join(private, "outbox") }
+func outboxDir(private string) string { return filepath.Join(private, site.OutboxDir) }
 
 // openLive opens the --publish bucket and returns the live publisher for
 // cfg's trees (nil without --publish) and a function that closes the
