@@ -129,6 +129,7 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideRe
 	for _, id := range stale {
 		r, err := e.unpublish(id)
 		res.Deleted += r.Deleted
+		res.Changes = append(res.Changes, r.Changes...)
 		res.Changed = res.Changed || r.Changed
 		if err != nil {
 			res.Err = err
@@ -470,6 +471,7 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 	for _, id := range e.publishedIn(folder, "") {
 		r, err := e.unpublish(id)
 		res.GuideID, res.Deleted, res.Changed = id, res.Deleted+r.Deleted, res.Changed || r.Changed
+		res.Changes = append(res.Changes, r.Changes...)
 		if err != nil {
 			res.Err = err
 			break
@@ -492,12 +494,12 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 		if e.records.ownedByOther(p, id) {
 			continue // the guide its folder holds now took the id over
 		}
-		if err := removeFile(&res, e.pub, p, nil); err != nil {
+		if err := removeFile(&res, e.pub, p, nil, true); err != nil {
 			return res, err
 		}
 	}
 	for _, p := range mg.Private {
-		if err := removeFile(&res, e.priv, p, privateKeep); err != nil {
+		if err := removeFile(&res, e.priv, p, privateKeep, false); err != nil {
 			return res, err
 		}
 	}

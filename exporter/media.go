@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -125,6 +126,9 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 	w.res.Written++
 	w.res.Bytes += written
 	h.Sum(sum[:0])
+	if t.root == w.e.pub.root {
+		w.res.Changes = append(w.res.Changes, FileChange{Path: f.path, SHA256: hex.EncodeToString(sum[:])})
+	}
 	return sum, nil
 }
 

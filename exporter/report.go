@@ -20,7 +20,17 @@ type GuideResult struct {
 	Unchanged       int       // files already up to date
 	Deleted         int       // files deleted
 	Bytes           int64     // bytes written
-	Err             error     // *bundle.Error when rejected; an I/O error otherwise
+	// Changes are the public files this export wrote or removed, in
+	// the order it did so: what a live publisher sends to the bucket.
+	Changes []FileChange
+	Err         error // *bundle.Error when rejected; an I/O error otherwise
+}
+
+// FileChange is one public file an export wrote or removed.
+type FileChange struct {
+	Path    string // relative to Config.OutDir, slash-separated
+	SHA256  string // hex SHA-256 of the bytes written; empty when Removed
+	Removed bool
 }
 
 // Report sums up an ExportAll run.

@@ -124,7 +124,7 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 			if _, found := slices.BinarySearch(set.now, f); found {
 				continue
 			}
-			if err := removeFile(w.res, set.t, f, set.keep); err != nil {
+			if err := removeFile(w.res, set.t, f, set.keep, set.t.root == w.e.pub.root); err != nil {
 				return err
 			}
 		}
@@ -135,11 +135,14 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 // removeFile deletes p from t (a missing file is not an error) and the
 // folders it leaves empty, except keep, and counts it in res: the one
 // place a published file's removal is counted.
-func removeFile(res *GuideResult, t tree, p string, keep map[string]bool) error {
+func removeFile(res *GuideResult, t tree, p string, keep map[string]bool, public bool) error {
 	if err := t.remove(p, keep); err != nil {
 		return err
 	}
 	res.Deleted++
+	if public {
+		res.Changes = append(res.Changes, FileChange{Path: p, Removed: true})
+	}
 	return nil
 }
 
@@ -217,6 +220,10 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	}
 	w.res.Written++
 	w.res.Bytes += int64(len(data))
+	if t.root == w.e.pub.root {
+		sum := sha256.Sum256(data)
+		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(sum[:])})
+	}
 	return nil
 }
 

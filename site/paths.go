@@ -182,7 +182,9 @@ const TempPrefix = ".tmp-"
 //	guides/<guideId>/record.json       GuideRecord: owner, work order, webhooks, revision
 //	guides/<guideId>/event.json        ReadyEvent without authtoken (default view ready)
 //	guides/<guideId>/doc/<file>        Private documents, served at PrivatePrefix<guideId>/<file>
+//	outbox/                            Live publishing's changes not yet in the bucket
 const (
+	OutboxDir    = "outbox"
 	ManifestFile = "manifest.json"
 	GuidesDir    = "guides"
 	RecordFile   = "record.json"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/store"
@@ -72,7 +73,7 @@ Examples:
    guidepub dev --src bundles --addr 127.0.0.1:9000
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
 		// allow-private-targets is not among them: dev always allows them.
-		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags()),
+		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags()),
 		Action: e.runDev,
 	}
 }
@@ -145,6 +146,13 @@ func (e *env) runDev(c *cli.Context) error {
 		return err
 	}
 	defer static.Close()
+	// Live publishing's metrics join the sidecar's at /metrics.
+	live, closeLive, err := e.openLive(c, cfg, logger, parts.Registry)
+	if err != nil {
+		parts.Close(c.Context)
+		return err
+	}
+	defer closeLive()
 
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
@@ -161,7 +169,7 @@ func (e *env) runDev(c *cli.Context) error {
 	}()
 	werr := watchAndExport(ctx, watchSetup{
 		Exporter: cfg,
-		Events:   parts.Events,
+		Pipeline: pipeline.New(pipeline.Config{Events: eventQueue{parts.Events, logger}, Live: live, Clock: cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
 		Logger:   logger,

@@ -16,7 +16,10 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/sidecar"
+	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -38,11 +41,16 @@ content queues nothing. With --shard i/n, only the bundle folders whose name
 hashes to shard i are exported, with records of their own, so n machines
 can share one full rebuild.
 
+With --publish URL, the public files the export wrote or removed are then
+uploaded to the bucket (no listing; see "watch --publish"), and the command
+waits until they are there.
+
 Examples:
    guidepub export --src bundles --out public --private private
+   guidepub export --src bundles --out public --private private --publish 's3://my-bucket?region=eu-west-1'
    guidepub export --src bundles --out public --private private --store private/guidepub.db
    guidepub export --src bundles --out public --private private --shard 1/4`,
-		Flags:  flags(exportFlags(), eventFlags(), shardFlag()),
+		Flags:  flags(exportFlags(), eventFlags(), shardFlag(), livePublishFlags()),
 		Action: e.runExport,
 	}
 }
@@ -57,6 +65,11 @@ func (e *env) runExport(c *cli.Context) error {
 		return err
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
+	live, closeLive, err := e.openLive(c, cfg, logger, nil)
+	if err != nil {
+		return err
+	}
+	defer closeLive()
 	events, closeStore, err := e.openEvents(c, cfg, logger)
 	if err != nil {
 		return err
@@ -69,18 +82,32 @@ func (e *env) runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := ex.ExportAll(c.Context)
+	pipe := pipeline.New(pipeline.Config{Events: events, Live: live, Clock: cfg.Clock, Logger: logger})
+	// Uploads left by an earlier run start at once, before the export.
+	ctx, cancel := context.WithCancel(c.Context)
+	piped := make(chan struct{})
+	go func() { pipe.Run(ctx); close(piped) }()
+	defer func() { cancel(); <-piped }()
+	rep, _, err := pipe.ExportAll(c.Context, func() (*exporter.Report, error) { return ex.ExportAll(c.Context) })
+	if rep == nil {
+		return fmt.Errorf("export failed: %w", err)
+	}
 	rejected := printProblems(e.stderr, rep.Guides)
 	fmt.Fprintln(e.stdout, rep.Summary())
 	if err != nil {
 		return fmt.Errorf("export failed: %w", err)
 	}
 	if events != nil {
-		queued, failed := queueReadyEvents(c.Context, events, rep, logger)
-		fmt.Fprintf(e.stdout, "%d ready event deliveries queued\n", queued)
-		if len(failed) > 0 {
+		fmt.Fprintf(e.stdout, "%d ready event deliveries queued\n", pipe.Queued())
+		if failed := pipe.Failed(); len(failed) > 0 {
 			return fmt.Errorf("ready event not queued for %d guide(s): %s", len(failed), strings.Join(failed, ", "))
 		}
+	}
+	if live != nil {
+		if n := pipe.Idle(c.Context); n > 0 {
+			return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg.PrivateDir))
+		}
+		fmt.Fprintln(e.stdout, "published to", c.String("publish"))
 	}
 	if rejected > 0 {
 		return fmt.Errorf("%d bundle(s) rejected", rejected)
@@ -181,11 +208,13 @@ func printProblems(w io.Writer, results []exporter.GuideResult) int {
 	return n
 }
 
-// openEvents opens the store named by --store and returns the Events that
-// queue ready events into it, and a function that closes the store. It
-// returns nil Events when --store is not set, a *usageError for a bad
-// --signing-key, and an error when the store cannot be opened.
-func (e *env) openEvents(c *cli.Context, cfg exporter.Config, logger *slog.Logger) (*sidecar.Events, func(), error) {
+// openEvents opens the store named by --store and returns the queue of
+// ready events in it, and a function that closes the store. Only the store,
+// the delivery queue (not started: a sidecar on the same store sends) and
+// the events are built, not the sidecar's servers. It returns a nil queue
+// when --store is not set, a *usageError for a bad --signing-key, and an
+// error when the store cannot be opened.
+func (e *env) openEvents(c *cli.Context, cfg exporter.Config, logger *slog.Logger) (pipeline.EventQueue, func(), error) {
 	dsn := c.String("store")
 	if dsn == "" {
 		return nil, func() {}, nil
@@ -194,40 +223,43 @@ func (e *env) openEvents(c *cli.Context, cfg exporter.Config, logger *slog.Logge
 	if err != nil {
 		return nil, nil, usagef("--signing-key: %v", err)
 	}
-	// The queue only records deliveries here; a sidecar on the same store
-	// sends them.
 	scfg := newSidecarConfig(cfg.PrivateDir, dsn, logger)
 	scfg.ViewURL, scfg.BaseURL, scfg.SigningKeys, scfg.Clock = cfg.ViewURL, cfg.BaseURL, keys, e.clock
-	parts, err := openSidecar(c.Context, scfg)
+	st, err := store.Open(c.Context, dsn, logger)
 	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	dcfg, evcfg := scfg.configs(nil)
+	q, err := delivery.New(st, dcfg)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("delivery queue: %w", err)
+	}
+	ev, err := sidecar.NewEvents(evcfg, st, q)
+	if err != nil {
+		st.Close()
 		return nil, nil, err
 	}
-	return parts.Events, func() { parts.Store.Close() }, nil
+	return eventQueue{ev, logger}, func() { st.Close() }, nil
 }
 
-// queueReadyEvents queues the ready event of every ready guide of rep for
-// its webhooks. The store keeps one delivery per guide revision and
-// webhook, so guides that did not change queue nothing new, and a guide
-// whose event could not be queued by an earlier run is queued now. It
-// returns how many deliveries were queued and the guides whose event could
-// not be queued.
-func queueReadyEvents(ctx context.Context, ev *sidecar.Events, rep *exporter.Report, logger *slog.Logger) (queued int, failed []string) {
-	for _, g := range rep.Guides {
-		if g.Err != nil || !g.Ready || g.GuideID == "" {
-			continue
-		}
-		ds, err := ev.Enqueue(ctx, g.GuideID)
-		if err != nil {
-			logger.Error("ready event not queued", "guide", g.GuideID, "error", err.Error())
-			failed = append(failed, g.GuideID)
-			continue
-		}
-		for _, d := range ds {
-			logger.Info("ready event queued", "guide", g.GuideID, "url", d.URL, "delivery", d.ID)
-		}
-		queued += len(ds)
+// eventQueue is the pipeline's EventQueue on the sidecar's events; it logs
+// each delivery queued.
+type eventQueue struct {
+	ev     *sidecar.Events
+	logger *slog.Logger
+}
+
+// Enqueue queues guideID's ready event; see sidecar.Events.Enqueue.
+func (q eventQueue) Enqueue(ctx context.Context, guideID string) (int, error) {
+	ds, err := q.ev.Enqueue(ctx, guideID)
+	if err != nil {
+		return 0, err
 	}
-	return queued, failed
+	for _, d := range ds {
+		q.logger.Info("ready event queued", "guide", guideID, "url", d.URL, "delivery", d.ID)
+	}
+	return len(ds), nil
 }
 
 // parseShard parses --shard "i/n" (0 <= i < n); "" is the whole export.

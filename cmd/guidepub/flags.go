@@ -224,7 +224,16 @@ func publishFlags() []cli.Flag {
 			Usage: "refuse (and delete nothing) when more stale objects than this would go; 0 allows no deletion"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "list what would change, change nothing", EnvVars: envVars("dry-run")},
 		&cli.BoolFlag{Name: "force", Usage: "upload every object even when its bytes are unchanged (after a change of headers)", EnvVars: envVars("force")},
+		&cli.BoolFlag{Name: "rehash", Usage: "read every local file to compare it, even one whose hash is recorded", EnvVars: envVars("rehash")},
+		pagesAsObjectsFlag(),
 	}
+}
+
+// pagesAsObjectsFlag is publish's and live publishing's key layout option.
+func pagesAsObjectsFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "pages-as-objects", EnvVars: envVars("pages-as-objects"),
+		Usage: "upload each view page as the object of its URL (vKT301A beside vKT301A/data/status) instead of vKT301A/index.html: " +
+			"for S3 + CloudFront without a rewrite; not for file:// or stores that keep keys as files"}
 }
 
 // Sidecar.

@@ -28,6 +28,13 @@ uploaded as they are. Unchanged objects are skipped (content hash); media go
 up first, then summaries and autofill documents, then statuses, and stale
 objects are deleted last (at most --max-deletes, else nothing is deleted).
 A failed run leaves readers a consistent tree; running it again completes it.
+The local walk and the bucket listing are merged in key order, so memory
+stays flat whatever the size of the tree. A view page is uploaded under its
+index.html key (vKT301A/index.html); --pages-as-objects uploads it as the
+object vKT301A instead, for S3 behind CloudFront without a rewrite.
+
+To keep a bucket current as bundles arrive, run "watch --publish URL":
+it uploads what each export changed, without listing the bucket.
 
 Credentials come from the store's usual environment (AWS_ACCESS_KEY_ID…,
 GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT…). An S3-compatible
@@ -79,7 +86,10 @@ func (e *env) runPublish(c *cli.Context) error {
 	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
 	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
 	cfg.DryRun, cfg.Force = c.Bool("dry-run"), c.Bool("force")
-	cfg.PagesAsIndex = strings.HasPrefix(to, "file:")
+	cfg.Rehash, cfg.PagesAsObjects = c.Bool("rehash"), c.Bool("pages-as-objects")
+	if cfg.PagesAsObjects && strings.HasPrefix(to, "file:") {
+		return usagef("--pages-as-objects: a file:// bucket cannot hold a key that is also a folder; leave the flag out")
+	}
 	cfg.Logger = newLogger(e.stderr, slog.LevelWarn)
 	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		cfg.Progress = e.stderr

@@ -5,20 +5,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/exporter/watch"
-	"github.com/guidepub/guidepub/sidecar"
-	"github.com/guidepub/guidepub/site/clock"
-)
+	"github.com/prometheus/client_golang/prometheus"
 
-// enqueueRetry is how soon a guide whose ready event could not be queued
-// (the store was unreachable) is tried again.
-const enqueueRetry = 10 * time.Second
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/pipeline"
+	"github.com/guidepub/guidepub/exporter/watch"
+)
 
 // watchCommand returns the "watch" command: export once, then re-export
 // each bundle when it changes.
@@ -39,11 +35,20 @@ for the guide's webhooks, once per revision: several watchers, or a watcher
 and "export --store", never queue the same revision twice. The sidecar
 ("guidepub sidecar" on the same store) delivers them.
 
+With --publish URL, the public files each export wrote or removed go to the
+bucket a moment later (media, then documents and pages, then statuses;
+removals last), without listing the bucket: the way to keep a CDN's bucket
+current at any corpus size. What is still to upload is kept in
+<private>/outbox, so a crash or a store outage resumes where it stopped;
+failures retry every --publish-retry-max at most. --metrics-addr serves
+Prometheus metrics (objects pending, oldest pending age, uploads, failures).
+
 Examples:
    guidepub watch --src bundles --out public --private private
    guidepub watch --src bundles --out public --private private --store private/guidepub.db
+   guidepub watch --src bundles --out public --private private --publish 's3://my-bucket?region=eu-west-1' --metrics-addr 127.0.0.1:9464
    guidepub watch --src /mnt/uploads --out public --private private --poll 5s   # network mount`,
-		Flags:  flags(exportFlags(), watchFlags(), eventFlags()),
+		Flags:  flags(exportFlags(), watchFlags(), eventFlags(), livePublishFlags(), metricsFlag()),
 		Action: e.runWatch,
 	}
 }
@@ -58,14 +63,25 @@ func (e *env) runWatch(c *cli.Context) error {
 		return err
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
+	reg := prometheus.NewRegistry()
+	live, closeLive, err := e.openLive(c, cfg, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer closeLive()
 	events, closeStore, err := e.openEvents(c, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	stopMetrics, err := serveMetrics(c.Context, c.String("metrics-addr"), reg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	return watchAndExport(c.Context, watchSetup{
 		Exporter: cfg,
-		Events:   events,
+		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Clock: cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
 		Logger:   logger,
@@ -77,8 +93,8 @@ func (e *env) runWatch(c *cli.Context) error {
 // watchSetup is what watchAndExport needs.
 type watchSetup struct {
 	Exporter exporter.Config
-	Events   *sidecar.Events // nil: no ready events are queued
-	Poll     time.Duration   // > 0: poll instead of file system events
+	Pipeline *pipeline.Pipeline // what follows each export; nil: nothing
+	Poll     time.Duration      // > 0: poll instead of file system events
 	Debounce time.Duration
 	Logger   *slog.Logger
 	Stdout   io.Writer // the summary of the first export
@@ -94,18 +110,29 @@ type watchSetup struct {
 }
 
 // watchAndExport exports every bundle once, then re-exports bundles as they
-// change until ctx is done. It returns nil when ctx ends, or the error that
-// prevented watching.
+// change until ctx is done, with the pipeline running beside (live uploads
+// left by the last run go first). It returns nil when ctx ends, or the
+// error that prevented watching.
 func watchAndExport(ctx context.Context, s watchSetup) error {
 	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
 	ex, err := exporter.New(s.Exporter)
 	if err != nil {
 		return err
 	}
+	pipe := s.Pipeline
+	if pipe == nil {
+		pipe = pipeline.New(pipeline.Config{Clock: s.Exporter.Clock, Logger: s.Logger})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	piped := make(chan struct{})
+	go func() { pipe.Run(ctx); close(piped) }()
+	defer func() { cancel(); <-piped }()
+
 	// One clock for the exporter, the watcher and the retries: the
 	// exporter's, which its Validate requires.
 	clk := s.Exporter.Clock
-	h := &exportHandler{ex: ex, events: s.Events, logger: s.Logger, exported: s.Exported, clock: clk, unsent: map[string]bool{}}
+	h := &exportHandler{ex: ex, pipe: pipe, logger: s.Logger, exported: s.Exported}
 	// The watcher starts before the first export so that nothing uploaded
 	// during it is missed, and runs beside it.
 	wcfg := watch.DefaultConfig()
@@ -121,11 +148,9 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	}
 	// The watcher runs from the start, so that an upload is exported at
 	// once; the export of the whole tree (the catch-up) runs beside it.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
-	rep, err := ex.ExportAll(ctx)
+	rep, next, err := pipe.ExportAll(ctx, func() (*exporter.Report, error) { return ex.ExportAll(ctx) })
 	if rep != nil {
 		printProblems(s.Stderr, rep.Guides)
 		fmt.Fprintln(s.Stdout, rep.Summary())
@@ -139,22 +164,9 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 		}
 		return fmt.Errorf("export failed: %w", err)
 	}
-	for _, g := range rep.Guides {
-		if g.Err != nil {
-			continue
-		}
-		// The first export queues the event of every ready guide, changed
-		// or not: the store keeps one delivery per revision and webhook, so
-		// this queues only an event lost when a process stopped between an
-		// export and its queueing.
-		if g.Ready && s.Events != nil {
-			h.mu.Lock()
-			h.unsent[g.GuideID] = true
-			h.mu.Unlock()
-		}
-		next := h.afterExport(ctx, g)
-		if !next.IsZero() {
-			w.Schedule(g.Folder, next)
+	for i, g := range rep.Guides {
+		if !next[i].IsZero() {
+			w.Schedule(g.Folder, next[i])
 		}
 	}
 	if s.Exported != nil {
@@ -168,16 +180,13 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 }
 
 // exportHandler is the watcher's Handler: it exports or unpublishes a
-// bundle and queues the ready event of a guide whose content changed.
+// bundle through the pipeline, which queues its ready event and publishes
+// what changed.
 type exportHandler struct {
 	ex       *exporter.Exporter
-	events   *sidecar.Events
+	pipe     *pipeline.Pipeline
 	logger   *slog.Logger
 	exported func(ids []string)
-	clock    clock.Clock
-
-	mu     sync.Mutex
-	unsent map[string]bool // guide ids whose ready event could not be queued yet
 }
 
 var _ watch.Handler = (*exportHandler)(nil)
@@ -186,7 +195,7 @@ var _ watch.Handler = (*exportHandler)(nil)
 // bundle is rejected (nothing published changes), or an I/O error.
 func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, error) {
 	before := h.publicIDs(folder)
-	res, err := h.ex.ExportBundle(ctx, folder)
+	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.ExportBundle(ctx, folder) })
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -197,14 +206,14 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 			h.exported(append(before, h.publicIDs(folder)...))
 		}
 	}
-	return h.afterExport(ctx, *res), nil
+	return next, nil
 }
 
 // Removed unpublishes what folder published. It returns the exporter's
 // error when a file cannot be deleted.
 func (h *exportHandler) Removed(ctx context.Context, folder string) error {
 	before := h.publicIDs(folder)
-	res, err := h.ex.RemoveBundle(ctx, folder)
+	res, _, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.RemoveBundle(ctx, folder) })
 	if err != nil {
 		return err
 	}
@@ -224,40 +233,6 @@ func (h *exportHandler) publicIDs(folder string) []string {
 		return nil
 	}
 	return h.ex.PublicIDs(folder)
-}
-
-// afterExport queues the ready event of a ready guide whose content changed
-// (or whose event could not be queued before), and returns when to export
-// the bundle again: when a view expires, or soon when queueing failed.
-func (h *exportHandler) afterExport(ctx context.Context, res exporter.GuideResult) time.Time {
-	next := res.NextChange
-	if h.events == nil || !res.Ready || res.GuideID == "" {
-		return next
-	}
-	h.mu.Lock()
-	retry := h.unsent[res.GuideID]
-	h.mu.Unlock()
-	if !res.Changed && !retry {
-		return next
-	}
-	ds, err := h.events.Enqueue(ctx, res.GuideID)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err != nil {
-		if ctx.Err() == nil {
-			h.logger.Error("ready event not queued; trying again", "guide", res.GuideID, "in", enqueueRetry.String(), "error", err.Error())
-		}
-		h.unsent[res.GuideID] = true
-		if soon := h.clock.Now().Add(enqueueRetry); next.IsZero() || soon.Before(next) {
-			next = soon
-		}
-		return next
-	}
-	delete(h.unsent, res.GuideID)
-	for _, d := range ds {
-		h.logger.Info("ready event queued", "guide", res.GuideID, "url", d.URL, "delivery", d.ID)
-	}
-	return next
 }
 
 // short returns the first 12 characters of a revision, for logs.

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site/serve"
@@ -204,7 +205,7 @@ func BenchmarkUploadLatency(b *testing.B) {
 		stopped <- watchAndExport(ctx, watchSetup{
 			Exporter: exporterConfig(src, out, priv),
 			Debounce: watch.DefaultDebounce,
-			Events:   parts.Events,
+			Pipeline: pipeline.New(pipeline.Config{Events: eventQueue{parts.Events, logger}, Logger: logger}),
 			Logger:   logger,
 			Stdout:   io.Discard,
 			Stderr:   io.Discard,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,11 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/watch"
+	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
-	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
 
@@ -57,6 +59,12 @@ func (tr watchTrees) exporter(t *testing.T) *exporter.Exporter {
 	return ex
 }
 
+// newExportHandler is the watcher's handler over ex, queueing ready events
+// through ev.
+func newExportHandler(ex *exporter.Exporter, ev *sidecar.Events, logger *slog.Logger) *exportHandler {
+	return &exportHandler{ex: ex, logger: logger, pipe: pipeline.New(pipeline.Config{Events: eventQueue{ev, logger}, Logger: logger})}
+}
+
 func TestExportHandlerQueuesOncePerRevision(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
@@ -79,7 +87,7 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer parts.Store.Close()
-	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: logger, clock: clock.System(), unsent: map[string]bool{}}
+	h := newExportHandler(tr.exporter(t), parts.Events, logger)
 	queued := func() int {
 		t.Helper()
 		ds, err := parts.Queue.Deliveries(ctx, guideID)
@@ -125,14 +133,12 @@ func testQueuesOncePerRevision(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer parts2.Store.Close()
-	h2 := &exportHandler{ex: tr2.exporter(t), events: parts2.Events, logger: logger, clock: clock.System(), unsent: map[string]bool{}}
-	res, err := h2.ex.ExportBundle(ctx, folder)
-	if err != nil || !res.Changed {
-		t.Fatalf("second watcher's export: changed %v, %v", res != nil && res.Changed, err)
+	h2 := newExportHandler(tr2.exporter(t), parts2.Events, logger)
+	if _, err := h2.Changed(ctx, folder); err != nil {
+		t.Fatalf("second watcher's export: %v", err)
 	}
-	h2.afterExport(ctx, *res)
-	if got := queued(); got != 2 || len(h2.unsent) != 0 {
-		t.Errorf("after a second watcher: deliveries queued = %d (unsent %v), want 2", got, h2.unsent)
+	if got := queued(); got != 2 || len(h2.pipe.Failed()) != 0 {
+		t.Errorf("after a second watcher: deliveries queued = %d (unsent %v), want 2", got, h2.pipe.Failed())
 	}
 
 	// Removed unpublishes.
@@ -156,18 +162,18 @@ func TestExportHandlerRetriesUnqueuedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	h := &exportHandler{ex: tr.exporter(t), events: parts.Events, logger: slog.New(slog.NewTextHandler(&log, nil)), clock: clock.System(), unsent: map[string]bool{}}
+	h := newExportHandler(tr.exporter(t), parts.Events, slog.New(slog.NewTextHandler(&log, nil)))
 	parts.Store.Close() // the store is unreachable
 	before := time.Now()
 	next, err := h.Changed(ctx, folder)
 	if err != nil {
 		t.Fatalf("the export itself must succeed: %v", err)
 	}
-	if next.Before(before) || next.After(time.Now().Add(enqueueRetry)) {
-		t.Errorf("next = %v, want within %v", next, enqueueRetry)
+	if next.Before(before) || next.After(time.Now().Add(pipeline.DefaultEnqueueRetry)) {
+		t.Errorf("next = %v, want within %v", next, pipeline.DefaultEnqueueRetry)
 	}
-	if !h.unsent[guideID] || !strings.Contains(log.String(), "ready event not queued") {
-		t.Errorf("unsent = %v, log:\n%s", h.unsent, log.String())
+	if !slices.Equal(h.pipe.Failed(), []string{guideID}) || !strings.Contains(log.String(), "ready event not queued") {
+		t.Errorf("unsent = %v, log:\n%s", h.pipe.Failed(), log.String())
 	}
 }
 

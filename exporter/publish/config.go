@@ -29,15 +29,23 @@ type Config struct {
 	MaxDeletes int
 	DryRun     bool // plan only; write the plan to Plan
 	Force      bool // upload every object, changed or not
-	// PagesAsIndex keeps view pages under their index.html keys
-	// (vKT301A/index.html) for a bucket that is a file system (file://),
-	// where the object vKT301A could not sit beside the folder vKT301A/.
-	// Otherwise a page is the object of its URL (vKT301A); see
-	// docs/pages.md.
-	PagesAsIndex bool
-	Plan         io.Writer // receives one line per planned change; may be nil
-	Progress     io.Writer // non-nil: draw a progress bar there
-	Logger       *slog.Logger
+	// PagesAsObjects uploads each view page as the object of its URL
+	// (vKT301A, beside vKT301A/data/status) rather than under its
+	// index.html key (vKT301A/index.html, the default): S3 then serves
+	// /vKT301A with no rewrite, but a store that keeps keys as files
+	// (file://, versitygw's POSIX backend) cannot hold a key that is also a
+	// prefix of others. See docs/hosting.md.
+	PagesAsObjects bool
+	// KnownDigest, when set, gives the recorded digest of a file not
+	// touched since its export, so that a reconcile need not read it.
+	KnownDigest KnownDigest
+	// Rehash reads every file even where KnownDigest knows it.
+	Rehash bool
+	// KeepStale plans no deletion: objects absent from the tree stay.
+	KeepStale bool
+	Plan      io.Writer // receives one line per planned change; may be nil
+	Progress  io.Writer // non-nil: draw a progress bar there
+	Logger    *slog.Logger
 	// OnUpload, when set, is called after each object is uploaded, from
 	// the uploading goroutine.
 	OnUpload func(key string)

@@ -1,28 +1,23 @@
 package publish
 
 import (
+	"bufio"
 	"context"
-	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/spf13/afero"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/site"
 
 	// Bucket URL schemes publish understands.
@@ -38,6 +33,10 @@ const (
 	DefaultJobs       = 8
 	DefaultMaxDeletes = 1000
 )
+
+// MaxPlanned caps Report.Planned: a first upload of a large tree plans
+// millions of changes, which Config.Plan receives one by one instead.
+const MaxPlanned = 10000
 
 // MetadataHash is the object metadata key holding the hex SHA-256 of the
 // uploaded bytes; it tells an unchanged object where the listing has no
@@ -80,56 +79,38 @@ func (c Change) String() string { return fmt.Sprintf("%s %s (%s)", c.Op, c.Key, 
 
 // Report tells what Publish did (or, in a dry run, would do).
 type Report struct {
-	Planned   []Change // every upload and deletion, in the order they run
-	Uploaded  int
-	Unchanged int
-	Deleted   int
-	Bytes     int64 // bytes uploaded
-	DryRun    bool
-	Duration  time.Duration
+	// Planned holds the first MaxPlanned uploads and deletions, in the
+	// order they run; ToUpload and ToDelete count them all.
+	Planned            []Change
+	ToUpload, ToDelete int
+	Uploaded           int
+	Unchanged          int
+	Deleted            int
+	Bytes              int64 // bytes uploaded
+	Listed             int   // objects listed under the prefix
+	DryRun             bool
+	Duration           time.Duration
 }
 
 // Summary returns the report on one line.
 func (r *Report) Summary() string {
 	if r.DryRun {
-		up := 0
-		for _, c := range r.Planned {
-			if c.Op == "upload" {
-				up++
-			}
-		}
-		return fmt.Sprintf("dry run: %d to upload, %d unchanged, %d to delete", up, r.Unchanged, len(r.Planned)-up)
+		return fmt.Sprintf("dry run: %d to upload, %d unchanged, %d to delete", r.ToUpload, r.Unchanged, r.ToDelete)
 	}
 	return fmt.Sprintf("published: %d uploaded (%d bytes), %d unchanged, %d deleted in %.1fs",
 		r.Uploaded, r.Bytes, r.Unchanged, r.Deleted, r.Duration.Seconds())
 }
 
-// Upload phases: a reader of the bucket may look at any moment, so what
-// others point at goes first.
-const (
-	phaseMedia   = iota // media and any other plain file
-	phaseContent        // data/summary and reso/autofill
-	phaseStatus         // data/status: says "ready" only once the rest is there
-	numPhases
-)
+// compareBatch is how many local files are compared with their objects at
+// once (in parallel, Jobs at a time): the most a reconcile holds.
+const compareBatch = 512
 
-// local is one object to upload.
-type local struct {
-	rel      string // path in the tree
-	key      string
-	phase    int
-	document bool
-	size     int64
-	md5      []byte
-	sha256   string
-	src      string // path in the tree of the file whose bytes are uploaded (a sibling, say)
-	data     []byte // the bytes to upload when no file holds them (compressed here)
-	attrs    blob.WriterOptions
-}
-
-// Publish uploads the tree cfg.FromDir to cfg.Bucket and deletes stale
-// objects. It returns a report of what was done, and an error when the
-// tree cannot be read, the bucket fails, too many objects would be
+// Publish makes the bucket match the tree cfg.FromDir: it uploads what is
+// new or changed and deletes stale objects under the prefix. The local
+// walk and the bucket listing are both read in key order and merged, so
+// memory does not grow with the tree; the planned changes wait in
+// temporary files. It returns a report of what was done, and an error when
+// the tree cannot be read, the bucket fails, too many objects would be
 // deleted, or ctx ends; then the bucket may hold some of the new objects
 // (never a status before its companions) and a later run completes it.
 func Publish(ctx context.Context, cfg Config) (*Report, error) {
@@ -143,86 +124,394 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	prefix := cfg.Prefix
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-
-	locals, err := scan(cfg, prefix)
+	d := newDescriber(cfg)
+	pl, err := newPlan()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("publish: %w", err)
 	}
-	remote, err := listRemote(ctx, cfg.Bucket, prefix)
-	if err != nil {
-		return nil, err
-	}
+	defer pl.close()
 	rep := &Report{DryRun: cfg.DryRun}
-	var uploads [numPhases][]*local
-	if err := planUploads(ctx, cfg, locals, remote, rep, &uploads); err != nil {
-		return rep, err
+	if err := d.plan(ctx, pl, rep); err != nil {
+		return rep, fmt.Errorf("publish: %w", err)
 	}
-	stale := staleKeys(remote, locals)
-	if len(stale) > cfg.MaxDeletes {
-		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended)", len(stale), prefix, cfg.MaxDeletes)
+	if rep.ToDelete > cfg.MaxDeletes {
+		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended)", rep.ToDelete, d.keys.prefix, cfg.MaxDeletes)
 	}
-	for _, key := range stale {
-		rep.Planned = append(rep.Planned, Change{"delete", key, "stale"})
-	}
-	if cfg.Plan != nil {
-		for _, c := range rep.Planned {
-			fmt.Fprintln(cfg.Plan, c.String())
+	if err := pl.each(func(c Change) error {
+		if len(rep.Planned) < MaxPlanned {
+			rep.Planned = append(rep.Planned, c)
 		}
+		if cfg.Plan != nil {
+			_, err := fmt.Fprintln(cfg.Plan, c.String())
+			return err
+		}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("publish: %w", err)
 	}
 	if cfg.DryRun {
 		rep.Duration = time.Since(start)
 		return rep, nil
 	}
-
-	err = apply(ctx, cfg, &uploads, stale, rep)
+	err = d.apply(ctx, pl, rep)
 	rep.Duration = time.Since(start)
-	return rep, err
+	if err != nil {
+		return rep, fmt.Errorf("publish: %w", err)
+	}
+	return rep, nil
 }
 
-// staleKeys returns the keys of remote that no local object has, sorted.
-func staleKeys[V, W any](remote map[string]V, locals map[string]W) []string {
-	var stale []string
-	for key := range remote {
-		if _, ok := locals[key]; !ok {
-			stale = append(stale, key)
+// plan merges the local walk with the listing and records each change in
+// pl, counting the unchanged objects in rep.
+func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
+	it := d.cfg.Bucket.List(&blob.ListOptions{Prefix: d.keys.prefix})
+	var (
+		cur      *remoteObject
+		lastKey  string
+		listDone bool
+	)
+	advance := func() error {
+		cur = nil
+		for !listDone {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				listDone = true
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("list %q: %w", d.keys.prefix, err)
+			}
+			if obj.IsDir {
+				continue
+			}
+			rep.Listed++
+			if obj.Key < lastKey {
+				// Some listings (gocloud's file://) are not in key order:
+				// uploads planned as new are checked before they run.
+				pl.unordered = true
+			}
+			lastKey = obj.Key
+			cur = &remoteObject{obj.Key, obj.Size, obj.MD5}
+			return nil
+		}
+		return nil
+	}
+	stale := func(r *remoteObject) error {
+		if d.cfg.KeepStale || site.IsHidden(strings.TrimPrefix(r.key, d.keys.prefix)) {
+			return nil // dot-files (a live publisher's lease) are not publish's
+		}
+		if pl.unordered {
+			// A late key may name a file the merge has passed.
+			if has, err := d.localHas(r.key); err != nil || has {
+				return err
+			}
+		}
+		rep.ToDelete++
+		return pl.add(Change{"delete", r.key, "stale"}, "", numPhases)
+	}
+	if err := advance(); err != nil {
+		return err
+	}
+	// Batches are compared (files read, objects asked) on one goroutine
+	// while the merge goes on, at most two batches ahead.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	batches := make(chan []pair, 2)
+	compared := make(chan error, 1)
+	go func() {
+		var err error
+		for batch := range batches {
+			if err == nil {
+				if err = d.compare(ctx, batch, pl, rep); err != nil {
+					cancel(err)
+				}
+			}
+		}
+		compared <- err
+	}()
+	err := d.merge(ctx, advance, stale, func() *remoteObject { return cur }, batches)
+	close(batches)
+	if cerr := <-compared; cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// merge walks the tree, pairs each file with its listed object (advance
+// moves cur along the listing) and sends the pairs to batches in batches
+// of compareBatch; listed objects no file has go to stale.
+func (d *describer) merge(ctx context.Context, advance func() error, stale func(*remoteObject) error, current func() *remoteObject, batches chan<- []pair) error {
+	var batch []pair
+	for lf, err := range localFiles(d.cfg.From, d.cfg.FromDir, d.keys) {
+		if err != nil {
+			return fmt.Errorf("read %s: %w", d.cfg.FromDir, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		cur := current()
+		for cur != nil && cur.key < lf.key {
+			if err := stale(cur); err != nil {
+				return err
+			}
+			if err := advance(); err != nil {
+				return err
+			}
+			cur = current()
+		}
+		p := pair{file: lf}
+		if cur != nil && cur.key == lf.key {
+			p.remote = cur
+			if err := advance(); err != nil {
+				return err
+			}
+		}
+		if batch = append(batch, p); len(batch) == compareBatch {
+			batches <- batch
+			batch = make([]pair, 0, compareBatch)
 		}
 	}
-	slices.Sort(stale)
-	return stale
+	batches <- batch
+	for cur := current(); cur != nil; cur = current() {
+		if err := stale(cur); err != nil {
+			return err
+		}
+		if err := advance(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pair is a local file and its listed object (nil: none listed).
+type pair struct {
+	file   localFile
+	remote *remoteObject
+}
+
+// compare decides, in parallel, which files of batch to upload and records
+// them in pl in batch order.
+func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Report) error {
+	reasons := make([]string, len(batch))
+	locals := make([]*local, len(batch))
+	err := parallel(ctx, d.cfg.Jobs, len(batch), func(ctx context.Context, i int) error {
+		p := batch[i]
+		o, err := d.describe(p.file.rel, p.file.info)
+		if err != nil {
+			return err
+		}
+		locals[i] = o
+		switch {
+		case p.remote == nil:
+			reasons[i] = "new"
+		case d.cfg.Force:
+			reasons[i] = "forced"
+		default:
+			same, err := d.sameAsRemote(ctx, o, p.remote)
+			if err != nil {
+				return err
+			}
+			if !same {
+				reasons[i] = "changed"
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, o := range locals {
+		if reasons[i] == "" {
+			rep.Unchanged++
+			continue
+		}
+		rep.ToUpload++
+		if err := pl.add(Change{"upload", o.key, reasons[i]}, o.rel, o.phase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// localHas reports whether the tree holds the file of key.
+func (d *describer) localHas(key string) (bool, error) {
+	rel, ok := strings.CutPrefix(key, d.keys.prefix)
+	if !ok {
+		return false, nil
+	}
+	candidates := []string{rel}
+	if d.keys.pagesAsObjects {
+		candidates = append(candidates, rel+"/"+site.PageFile)
+	}
+	for _, c := range candidates {
+		if d.keys.key(c) != key || site.IsHidden(c) || c == "" {
+			continue
+		}
+		if _, _, sib := site.SplitEncoded(c); sib {
+			continue
+		}
+		fi, err := lstat(d.cfg.From, filepath.Join(d.cfg.FromDir, filepath.FromSlash(c)))
+		if err == nil && fi.Mode().IsRegular() {
+			return true, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallNotDir) {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // apply uploads the planned objects phase by phase, then deletes the
 // stale keys, counting both in rep. It returns the first error; the
 // objects of later phases are then not uploaded.
-func apply(ctx context.Context, cfg Config, uploads *[numPhases][]*local, stale []string, rep *Report) error {
+func (d *describer) apply(ctx context.Context, pl *plan, rep *Report) error {
+	cfg := d.cfg
 	var bar *progressbar.ProgressBar
-	if cfg.Progress != nil && len(rep.Planned) > 0 {
-		bar = progressbar.NewOptions(len(rep.Planned), progressbar.OptionSetWriter(cfg.Progress),
+	if total := rep.ToUpload + rep.ToDelete; cfg.Progress != nil && total > 0 {
+		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(cfg.Progress),
 			progressbar.OptionSetDescription("publishing"), progressbar.OptionShowCount(),
 			progressbar.OptionClearOnFinish())
 		defer bar.Finish()
 	}
 	var mu sync.Mutex
-	for phase := range uploads {
-		err := parallel(ctx, cfg.Jobs, len(uploads[phase]), func(ctx context.Context, i int) error {
-			o := uploads[phase][i]
-			n, err := upload(ctx, cfg, o)
-			if err != nil {
+	for phase := range numPhases + 1 {
+		err := pl.chunks(phase, compareBatch, func(items []planned) error {
+			return parallel(ctx, cfg.Jobs, len(items), func(ctx context.Context, i int) error {
+				it := items[i]
+				if it.change.Op == "delete" {
+					if err := cfg.Bucket.Delete(ctx, it.change.Key); err != nil && !isNotFound(err) {
+						return fmt.Errorf("delete %s: %w", it.change.Key, err)
+					}
+					mu.Lock()
+					rep.Deleted++
+					mu.Unlock()
+				} else {
+					o, err := d.describe(it.rel, nil)
+					if errors.Is(err, fs.ErrNotExist) {
+						cfg.Logger.Warn("file removed while publishing; run publish again to delete its object", "file", it.rel)
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					if pl.unordered && it.change.Reason == "new" {
+						if same, err := d.sameAsRemote(ctx, o, nil); err != nil || same {
+							if same {
+								mu.Lock()
+								rep.Unchanged++
+								mu.Unlock()
+							}
+							return err
+						}
+					}
+					n, err := upload(ctx, cfg, o)
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					rep.Uploaded++
+					rep.Bytes += n
+					mu.Unlock()
+					if cfg.OnUpload != nil {
+						cfg.OnUpload(o.key)
+					}
+				}
+				if bar != nil {
+					bar.Add(1)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNotFound reports whether err says an object does not exist.
+func isNotFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
+
+// plan keeps the planned changes in one temporary file per phase (the
+// last one for deletions), so that a plan of any size costs no memory.
+type plan struct {
+	dir       string
+	files     [numPhases + 1]*os.File
+	writers   [numPhases + 1]*bufio.Writer
+	unordered bool // the listing was not in key order
+}
+
+// planned is one line of a plan file.
+type planned struct {
+	change Change
+	rel    string
+}
+
+func newPlan() (*plan, error) {
+	dir, err := os.MkdirTemp("", "guidepub-publish-")
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{dir: dir}
+	for i := range pl.files {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprint(i)))
+		if err != nil {
+			pl.close()
+			return nil, err
+		}
+		pl.files[i], pl.writers[i] = f, bufio.NewWriter(f)
+	}
+	return pl, nil
+}
+
+// add records c (of the file rel) in its phase.
+func (pl *plan) add(c Change, rel string, phase int) error {
+	_, err := fmt.Fprintf(pl.writers[phase], "%s\t%s\t%s\t%s\n", c.Op, c.Reason, c.Key, rel)
+	return err
+}
+
+// chunks calls fn with the changes of phase, n at a time, in order.
+func (pl *plan) chunks(phase, n int, fn func([]planned) error) error {
+	if err := pl.writers[phase].Flush(); err != nil {
+		return err
+	}
+	f := pl.files[phase]
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	items := make([]planned, 0, n)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), "\t", 4)
+		if len(parts) != 4 {
+			return fmt.Errorf("plan file %s: bad line %q", f.Name(), sc.Text())
+		}
+		items = append(items, planned{Change{parts[0], parts[2], parts[1]}, parts[3]})
+		if len(items) == n {
+			if err := fn(items); err != nil {
 				return err
 			}
-			mu.Lock()
-			rep.Uploaded++
-			rep.Bytes += n
-			mu.Unlock()
-			if bar != nil {
-				bar.Add(1)
-			}
-			if cfg.OnUpload != nil {
-				cfg.OnUpload(o.key)
+			items = items[:0]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	return fn(items)
+}
+
+// each calls fn with every change, in the order they run.
+func (pl *plan) each(fn func(Change) error) error {
+	for phase := range pl.files {
+		err := pl.chunks(phase, compareBatch, func(items []planned) error {
+			for _, it := range items {
+				if err := fn(it.change); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -230,245 +519,17 @@ func apply(ctx context.Context, cfg Config, uploads *[numPhases][]*local, stale 
 			return err
 		}
 	}
-	return parallel(ctx, cfg.Jobs, len(stale), func(ctx context.Context, i int) error {
-		if err := cfg.Bucket.Delete(ctx, stale[i]); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return fmt.Errorf("publish: delete %s: %w", stale[i], err)
-		}
-		mu.Lock()
-		rep.Deleted++
-		mu.Unlock()
-		if bar != nil {
-			bar.Add(1)
-		}
-		return nil
-	})
-}
-
-// scan reads the tree and returns the objects to upload by key. Hidden
-// files, symbolic links and compressed siblings are left out; a document's
-// bytes are its sibling for cfg.Encoding (compressed here when the export
-// wrote none).
-func scan(cfg Config, prefix string) (map[string]*local, error) {
-	out := map[string]*local{}
-	var comp *exporter.Compressor
-	err := site.WalkFiles(cfg.From, cfg.FromDir, func(rel string, info fs.FileInfo) error {
-		p := filepath.Join(cfg.FromDir, filepath.FromSlash(rel))
-		if _, _, ok := site.SplitEncoded(rel); ok {
-			return nil
-		}
-		o := &local{rel: rel, key: prefix + rel, phase: phaseMedia}
-		if _, page := site.PageKindOf(rel); page && !cfg.PagesAsIndex {
-			// An object store has no folders: the page of /vKT301A is the
-			// object "vKT301A" itself (see docs/pages.md).
-			o.key = prefix + strings.TrimSuffix(rel, "/"+site.PageFile)
-		}
-		o.attrs = blob.WriterOptions{
-			ContentType:  site.ContentType(rel),
-			CacheControl: site.CacheControl(rel),
-		}
-		if site.IsDocument(rel) {
-			o.document = true
-			o.phase = phaseContent
-			if strings.HasSuffix(rel, "/"+site.StatusFile) {
-				o.phase = phaseStatus
-			}
-			if cfg.Encoding != Identity {
-				o.attrs.ContentEncoding = cfg.Encoding.Name
-				sib, err := lstat(cfg.From, p+cfg.Encoding.Ext)
-				if err == nil && !sib.Mode().IsRegular() {
-					return fmt.Errorf("publish: %s is not a regular file", rel+cfg.Encoding.Ext)
-				}
-				switch {
-				case err == nil:
-					o.src = rel + cfg.Encoding.Ext
-				case errors.Is(err, fs.ErrNotExist):
-					// The export wrote no such sibling: compress here,
-					// with the exporter's settings.
-					data, err := afero.ReadFile(cfg.From, p)
-					if err != nil {
-						return fmt.Errorf("publish: read %s: %w", rel, err)
-					}
-					if comp == nil {
-						if comp, err = exporter.NewCompressor(); err != nil {
-							return err
-						}
-					}
-					if o.data, err = comp.Compress(cfg.Encoding, data); err != nil {
-						return fmt.Errorf("publish: compress %s: %w", rel, err)
-					}
-					o.size = int64(len(o.data))
-					m, s := md5.Sum(o.data), sha256.Sum256(o.data)
-					o.md5, o.sha256 = m[:], hex.EncodeToString(s[:])
-				default:
-					return fmt.Errorf("publish: read %s: %w", rel+cfg.Encoding.Ext, err)
-				}
-			}
-		}
-		if o.data == nil {
-			if o.src == "" {
-				o.src = rel
-			}
-			if err := hashFile(cfg.From, filepath.Join(cfg.FromDir, filepath.FromSlash(o.src)), o); err != nil {
-				return err
-			}
-		}
-		o.attrs.Metadata = map[string]string{MetadataHash: o.sha256}
-		out[o.key] = o
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("publish: read %s: %w", cfg.FromDir, err)
-	}
-	return out, nil
-}
-
-// lstat returns the FileInfo of p without following a symbolic link where
-// the file system can tell.
-func lstat(fsys afero.Fs, p string) (fs.FileInfo, error) {
-	if l, ok := fsys.(afero.Lstater); ok {
-		fi, _, err := l.LstatIfPossible(p)
-		return fi, err
-	}
-	return fsys.Stat(p)
-}
-
-// hashFile sets the size and hashes of o from the file p.
-func hashFile(fsys afero.Fs, p string, o *local) error {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	m, s := md5.New(), sha256.New()
-	n, err := io.Copy(io.MultiWriter(m, s), f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", o.src, err)
-	}
-	o.size, o.md5, o.sha256 = n, m.Sum(nil), hex.EncodeToString(s.Sum(nil))
 	return nil
 }
 
-// remoteObject is what the listing tells of an object.
-type remoteObject struct {
-	size int64
-	md5  []byte
-}
-
-// listRemote lists every object under prefix.
-func listRemote(ctx context.Context, b *blob.Bucket, prefix string) (map[string]remoteObject, error) {
-	out := map[string]remoteObject{}
-	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("publish: list %q: %w", prefix, err)
-		}
-		if !obj.IsDir {
-			out[obj.Key] = remoteObject{obj.Size, obj.MD5}
+// close removes the plan's files.
+func (pl *plan) close() {
+	for _, f := range pl.files {
+		if f != nil {
+			f.Close()
 		}
 	}
-}
-
-// planUploads decides which objects to upload, in phase order, and counts
-// the unchanged ones. Where the listing gives an MD5, it is compared with
-// the local bytes; else the object's attributes are read and its
-// MetadataHash and headers compared.
-func planUploads(ctx context.Context, cfg Config, locals map[string]*local, remote map[string]remoteObject, rep *Report, uploads *[numPhases][]*local) error {
-	keys := make([]string, 0, len(locals))
-	for k := range locals {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	reasons := make([]string, len(keys))
-	err := parallel(ctx, cfg.Jobs, len(keys), func(ctx context.Context, i int) error {
-		o := locals[keys[i]]
-		r, exists := remote[o.key]
-		switch {
-		case !exists:
-			reasons[i] = "new"
-		case cfg.Force:
-			reasons[i] = "forced"
-		case r.md5 != nil:
-			if r.size != o.size || !equalBytes(r.md5, o.md5) {
-				reasons[i] = "changed"
-			}
-		default:
-			a, err := cfg.Bucket.Attributes(ctx, o.key)
-			if err != nil {
-				if gcerrors.Code(err) == gcerrors.NotFound {
-					reasons[i] = "new"
-					return nil
-				}
-				return fmt.Errorf("publish: attributes of %s: %w", o.key, err)
-			}
-			if a.Size != o.size || a.Metadata[MetadataHash] != o.sha256 || a.ContentType != o.attrs.ContentType ||
-				a.ContentEncoding != o.attrs.ContentEncoding || a.CacheControl != o.attrs.CacheControl {
-				reasons[i] = "changed"
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for i, k := range keys {
-		if reasons[i] == "" {
-			rep.Unchanged++
-			continue
-		}
-		o := locals[k]
-		uploads[o.phase] = append(uploads[o.phase], o)
-	}
-	for phase := range uploads {
-		for _, o := range uploads[phase] {
-			i, _ := slices.BinarySearch(keys, o.key)
-			rep.Planned = append(rep.Planned, Change{"upload", o.key, reasons[i]})
-		}
-	}
-	return nil
-}
-
-func equalBytes(a, b []byte) bool { return string(a) == string(b) }
-
-// upload writes one object and returns the bytes written. A file whose
-// bytes changed since it was hashed fails the upload: its metadata would
-// lie.
-func upload(ctx context.Context, cfg Config, o *local) (int64, error) {
-	opts := o.attrs
-	if o.data != nil {
-		if err := cfg.Bucket.WriteAll(ctx, o.key, o.data, &opts); err != nil {
-			return 0, fmt.Errorf("publish: upload %s: %w", o.key, err)
-		}
-		return o.size, nil
-	}
-	f, err := cfg.From.Open(filepath.Join(cfg.FromDir, filepath.FromSlash(o.src)))
-	if err != nil {
-		return 0, fmt.Errorf("publish: open %s: %w", o.src, err)
-	}
-	defer f.Close()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel() // an abandoned blob.Writer discards what it wrote
-	w, err := cfg.Bucket.NewWriter(wctx, o.key, &opts)
-	if err != nil {
-		return 0, fmt.Errorf("publish: upload %s: %w", o.key, err)
-	}
-	var h hash.Hash = sha256.New()
-	n, err := io.Copy(w, io.TeeReader(f, h))
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != o.sha256 {
-		err = fmt.Errorf("%s changed while publishing; run publish again", o.src)
-	}
-	if err != nil {
-		cancel()
-		w.Close()
-		return 0, fmt.Errorf("publish: upload %s: %w", o.key, err)
-	}
-	if err := w.Close(); err != nil {
-		return 0, fmt.Errorf("publish: upload %s: %w", o.key, err)
-	}
-	return n, nil
+	os.RemoveAll(pl.dir)
 }
 
 // parallel runs fn(ctx, i) for i in [0, n) on up to jobs goroutines. The

@@ -7,103 +7,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/andybalholm/brotli"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/spf13/afero"
 	"gocloud.dev/blob"
 
 	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 	"github.com/guidepub/guidepub/site"
 )
 
-// versitygw runs an S3-compatible server (versitygw, POSIX backend) on a
-// random loopback port for the test and returns its endpoint. The access
-// keys are set in the environment for the AWS SDK.
-func versitygw(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("versitygw")
-	if err != nil {
-		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
-		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "versitygw")
-		if _, err := os.Stat(bin); err != nil {
-			fixtures.Missing(t, "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	access, secret := "guidepubtest", fmt.Sprintf("secret-%d", time.Now().UnixNano())
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	dir := t.TempDir()
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--port", addr, "--access", access, "--secret", secret, "--quiet", "posix", dir)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("versitygw exited: %s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw does not answer on %s: %s", addr, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "http://" + addr
-}
+// versitygw runs an S3-compatible server and returns its endpoint.
+func versitygw(t testing.TB) string { return publishtest.StartStore(t).Endpoint }
+
+// startStore runs versitygw for the test.
+func startStore(t testing.TB) *publishtest.Store { return publishtest.StartStore(t) }
 
 // newBucket creates bucket name on the server and opens it.
-func newBucket(t *testing.T, endpoint, name string) *blob.Bucket {
-	t.Helper()
-	ctx := context.Background()
-	client := s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint), Region: "us-east-1", UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")}, nil
-		}),
-	})
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("create bucket: %v", err)
-	}
-	b, err := OpenBucket(ctx, "s3://"+name+"?endpoint="+endpoint+"&use_path_style=true&disable_https=true&region=us-east-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+func newBucket(t testing.TB, endpoint, name string) *blob.Bucket {
+	return publishtest.NewBucket(t, endpoint, name)
 }
 
 // tree is a small exported tree: two views with documents and siblings,
@@ -184,7 +112,7 @@ func readObject(t *testing.T, b *blob.Bucket, key string) ([]byte, *blob.Attribu
 }
 
 // keys lists every key in the bucket.
-func keys(t *testing.T, b *blob.Bucket) []string {
+func keys(t testing.TB, b *blob.Bucket) []string {
 	t.Helper()
 	var out []string
 	it := b.List(nil)
@@ -312,16 +240,6 @@ func TestPublishS3(t *testing.T) {
 			}
 		})
 	}
-}
-
-func phaseOf(rel string) int {
-	switch {
-	case strings.HasSuffix(rel, "/"+site.StatusFile):
-		return phaseStatus
-	case site.IsDocument(rel):
-		return phaseContent
-	}
-	return phaseMedia
 }
 
 func TestPublishStaleAndInterrupted(t *testing.T) {
@@ -634,13 +552,14 @@ func TestPublishSymlinks(t *testing.T) {
 	}
 }
 
-// TestPublishPages: a view page stored as <id>/index.html is uploaded as
-// the object <id> (u/<id>, embed/<id>), HTML, so that GET /<id> on the
-// bucket answers it.
+// TestPublishPages: by default a view page keeps its index.html key, so
+// that no key is both an object and the prefix of others; with
+// PagesAsObjects it is uploaded as the object of its URL (<id>, u/<id>,
+// embed/<id>) for S3 to serve /<id> with no rewrite.
 func TestPublishPages(t *testing.T) {
 	ctx := context.Background()
 	mem := afero.NewMemMapFs()
-	for _, name := range []string{"v1/index.html", "u/v1/index.html", "embed/v1/index.html", "v1/data/status"} {
+	for _, name := range []string{"v1/index.html", "u/v1/index.html", "embed/v1/index.html", "v1/data/status", "v1-2/data/status", "v1-2/index.html", "u/v1-2/index.html", "uu/data/status", "uu/index.html"} {
 		if err := afero.WriteFile(mem, "/out/"+name, []byte("<!DOCTYPE html>"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -650,28 +569,35 @@ func TestPublishPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}); err != nil {
+	cfg := Config{From: mem, FromDir: "/out", Bucket: b, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs}
+	if _, err := Publish(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(t, b); !slices.Equal(got, []string{"embed/v1", "u/v1", "v1", "v1/data/status"}) {
+	want := []string{"embed/v1/index.html", "u/v1-2/index.html", "u/v1/index.html", "uu/data/status", "uu/index.html", "v1-2/data/status", "v1-2/index.html", "v1/data/status", "v1/index.html"}
+	if got := keys(t, b); !slices.Equal(got, want) {
 		t.Fatalf("keys %v", got)
+	}
+
+	// Pages as objects, in the same bucket: the index keys become stale
+	// and are deleted, the page objects uploaded, and a second run finds
+	// nothing to do (the merge saw every key in order).
+	cfg.PagesAsObjects = true
+	rep, err := Publish(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"embed/v1", "u/v1", "u/v1-2", "uu", "uu/data/status", "v1", "v1-2", "v1-2/data/status", "v1/data/status"}
+	if got := keys(t, b); !slices.Equal(got, want) {
+		t.Fatalf("keys with PagesAsObjects %v", got)
+	}
+	if rep.Uploaded != 6 || rep.Deleted != 6 || rep.Unchanged != 3 {
+		t.Fatalf("switching layout: %+v", rep)
 	}
 	a, err := b.Attributes(ctx, "u/v1")
 	if err != nil || a.ContentType != site.PageType {
 		t.Fatalf("u/v1: %+v, %v; want Content-Type %s", a, err, site.PageType)
 	}
-
-	// A file system bucket keeps the index files: "v1" cannot be a file
-	// beside the folder "v1/".
-	fb, err := OpenBucket(ctx, "mem://")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fb.Close()
-	if _, err := Publish(ctx, Config{From: mem, FromDir: "/out", Bucket: fb, MaxDeletes: DefaultMaxDeletes, Jobs: DefaultJobs, PagesAsIndex: true}); err != nil {
-		t.Fatal(err)
-	}
-	if got := keys(t, fb); !slices.Equal(got, []string{"embed/v1/index.html", "u/v1/index.html", "v1/data/status", "v1/index.html"}) {
-		t.Fatalf("keys with PagesAsIndex %v", got)
+	if rep, err = Publish(ctx, cfg); err != nil || rep.Uploaded != 0 || rep.Deleted != 0 || rep.Unchanged != 9 {
+		t.Fatalf("second run: %+v, %v", rep, err)
 	}
 }

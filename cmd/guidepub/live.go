@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/afero"
+	"github.com/urfave/cli/v2"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/site"
+)
+
+// livePublishFlags are the flags of live publishing on export, watch and
+// dev.
+func livePublishFlags() []cli.Flag {
+	def := publish.DefaultLiveConfig()
+	return []cli.Flag{
+		stringFlag("publish", "", "bucket URL (s3://, gs://, azblob://, file://) to upload each export's changed files to, as they are exported"),
+		stringFlag("publish-prefix", def.Prefix, "key prefix inside the --publish bucket"),
+		stringFlag("publish-encoding", publishEncodingName(def.Encoding), "document bytes to upload: identity, gzip or br"),
+		&cli.DurationFlag{Name: "publish-retry-max", Value: def.RetryMax, EnvVars: envVars("publish-retry-max"),
+			Usage: "longest wait between tries of a failed upload (they double from 250ms)"},
+		pagesAsObjectsFlag(),
+	}
+}
+
+// metricsFlag is watch's Prometheus listener.
+func metricsFlag() []cli.Flag {
+	return []cli.Flag{stringFlag("metrics-addr", "", "HOST:PORT to serve Prometheus metrics on at /metrics (live publishing, Go, process); empty: none")}
+}
+
+// outboxDir is where live publishing keeps what is still to upload.
+func outboxDir(private string) string { return filepath.Join(private, site.OutboxDir) }
+
+// openLive opens the --publish bucket and returns the live publisher for
+// cfg's trees (nil without --publish) and a function that closes the
+// bucket. Its metrics go to reg when not nil. It returns a *usageError
+// for bad flag values, and an error when the outbox cannot be read.
+func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger, reg prometheus.Registerer) (*publish.Live, func(), error) {
+	url := c.String("publish")
+	if url == "" {
+		return nil, func() {}, nil
+	}
+	enc, err := publish.ParseEncoding(c.String("publish-encoding"))
+	if err != nil {
+		return nil, nil, usagef("--publish-encoding: %v", err)
+	}
+	if c.Bool("pages-as-objects") && strings.HasPrefix(url, "file:") {
+		return nil, nil, usagef("--pages-as-objects: a file:// bucket cannot hold a key that is also a folder; leave the flag out")
+	}
+	if c.Duration("publish-retry-max") < publish.DefaultRetryMin {
+		return nil, nil, usagef("--publish-retry-max must be at least %v", publish.DefaultRetryMin)
+	}
+	bucket, err := publish.OpenBucket(c.Context, url)
+	if err != nil {
+		return nil, nil, usagef("--publish: %v", err)
+	}
+	lcfg := publish.DefaultLiveConfig()
+	lcfg.From, lcfg.FromDir = afero.NewOsFs(), cfg.OutDir
+	lcfg.Bucket, lcfg.Prefix, lcfg.Encoding = bucket, c.String("publish-prefix"), enc
+	lcfg.PagesAsObjects = c.Bool("pages-as-objects")
+	lcfg.RetryMax = c.Duration("publish-retry-max")
+	lcfg.OutboxDir = outboxDir(cfg.PrivateDir)
+	lcfg.Clock, lcfg.Logger, lcfg.Registerer = e.clock, logger, reg
+	if err := validConfig(lcfg.Validate()); err != nil {
+		bucket.Close()
+		return nil, nil, err
+	}
+	live, err := publish.NewLive(lcfg)
+	if err != nil {
+		bucket.Close()
+		return nil, nil, err
+	}
+	return live, func() { bucket.Close() }, nil
+}
+
+// serveMetrics serves reg (with Go and process metrics) at /metrics on
+// addr until ctx ends or the returned stop is called; an empty addr serves
+// nothing. It returns a *usageError when addr cannot be listened on.
+func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, logger *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("--metrics-addr: %v", err)
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		if err := serveHTTP(ctx, ln, mux, logger); err != nil {
+			logger.Error("metrics server", "error", err.Error())
+		}
+		close(done)
+	}()
+	logger.Info("metrics", "url", fmt.Sprintf("http://%s/metrics", ln.Addr()))
+	return func() { cancel(); <-done }, nil
+}

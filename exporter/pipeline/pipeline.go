@@ -1,0 +1,239 @@
+// Package pipeline runs what follows each guide's export: queueing the
+// guide's ready event for its webhooks, and publishing the public files
+// the export wrote or removed to a bucket (see package publish's Live).
+// The commands "export", "watch" and "dev" wire it; the rules live here.
+//
+// Ready events: a ready guide whose content changed gets its event queued
+// once per revision (the queue itself keeps one delivery per revision and
+// webhook). When queueing fails (the store is away), the guide is asked
+// to be exported again after EnqueueRetry, and its event is queued then
+// even if nothing changed.
+//
+// Live publishing: before an export, an intent is recorded; after it, the
+// changed files go to the outbox and the intent is removed. A crash
+// between the two leaves the intent, and the next start reconciles the
+// bucket with the tree before anything else.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/site/clock"
+)
+
+// DefaultEnqueueRetry is how soon a guide whose ready event could not be
+// queued is tried again.
+const DefaultEnqueueRetry = 10 * time.Second
+
+// EventQueue queues ready events: the sidecar's store, opened without the
+// rest of the sidecar.
+type EventQueue interface {
+	// Enqueue queues the ready event of guideID's current revision for
+	// each of its webhooks, once per revision, and returns how many
+	// deliveries it queued. It returns an error when the store cannot be
+	// written.
+	Enqueue(ctx context.Context, guideID string) (int, error)
+}
+
+// Config configures a Pipeline. Every field may be left zero.
+type Config struct {
+	Events EventQueue    // nil: no ready events are queued
+	Live   *publish.Live // nil: nothing is published live
+	// EnqueueRetry: see DefaultEnqueueRetry (used when zero).
+	EnqueueRetry time.Duration
+	Clock        clock.Clock  // nil: clock.System()
+	Logger       *slog.Logger // nil: discard
+}
+
+// Pipeline runs what follows each export. It is safe for concurrent use.
+type Pipeline struct {
+	cfg Config
+	clk clock.Clock
+	log *slog.Logger
+
+	mu     sync.Mutex
+	unsent map[string]bool // guide ids whose ready event could not be queued yet
+	queued int             // deliveries queued so far
+}
+
+// New returns a Pipeline for cfg.
+func New(cfg Config) *Pipeline {
+	if cfg.EnqueueRetry <= 0 {
+		cfg.EnqueueRetry = DefaultEnqueueRetry
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, unsent: map[string]bool{}}
+}
+
+// Run publishes live until ctx ends; without Live it only waits. It
+// returns nil when ctx ends.
+func (p *Pipeline) Run(ctx context.Context) error {
+	if p.cfg.Live == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return p.cfg.Live.Run(ctx)
+}
+
+// Idle waits until every recorded change is in the bucket, or ctx ends,
+// and returns how many guides are still pending.
+func (p *Pipeline) Idle(ctx context.Context) int {
+	if p.cfg.Live == nil {
+		return 0
+	}
+	return p.cfg.Live.Idle(ctx)
+}
+
+// ExportGuide runs export (one guide's export or removal) between an
+// intent and the recording of what it changed, then queues the guide's
+// ready event. It returns export's result and error, and when to export
+// the guide again (zero: no need).
+func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.GuideResult, error)) (*exporter.GuideResult, time.Time, error) {
+	done, err := p.exporting()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	res, err := export()
+	if res == nil {
+		done(err == nil)
+		return res, time.Time{}, err
+	}
+	// Even a failed export lists what it wrote before failing; an I/O
+	// error may have left more, so its intent stays for the next start.
+	done(p.record(*res) && err == nil)
+	if err != nil {
+		return res, time.Time{}, err
+	}
+	return res, p.afterExport(ctx, *res), nil
+}
+
+// ExportAll runs export (a whole export, the catch-up of a watcher) the
+// same way, and returns its report and, by index in rep.Guides, when to
+// export each guide again. After a catch-up every ready guide's event is
+// queued, changed or not: the queue keeps one delivery per revision and
+// webhook, so this queues only an event lost when a process stopped
+// between an export and its queueing.
+func (p *Pipeline) ExportAll(ctx context.Context, export func() (*exporter.Report, error)) (*exporter.Report, []time.Time, error) {
+	done, err := p.exporting()
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := export()
+	recorded := rep != nil
+	if rep != nil {
+		for _, g := range rep.Guides {
+			recorded = p.record(g) && recorded
+		}
+	}
+	// An interrupted export may have written files of a guide it did not
+	// finish: its intent stays, and the next start reconciles.
+	done(recorded && err == nil)
+	if err != nil {
+		return rep, nil, err
+	}
+	next := make([]time.Time, len(rep.Guides))
+	for i, g := range rep.Guides {
+		if g.Err != nil {
+			continue
+		}
+		if g.Ready && p.cfg.Events != nil {
+			p.mu.Lock()
+			p.unsent[g.GuideID] = true
+			p.mu.Unlock()
+		}
+		next[i] = p.afterExport(ctx, g)
+	}
+	return rep, next, nil
+}
+
+// Queued returns how many deliveries were queued so far.
+func (p *Pipeline) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queued
+}
+
+// Failed returns the guides whose ready event is not queued yet, sorted.
+func (p *Pipeline) Failed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for id := range p.unsent {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// exporting records an intent before an export; done(recorded) removes it
+// when what the export changed was recorded.
+func (p *Pipeline) exporting() (done func(recorded bool), err error) {
+	if p.cfg.Live == nil {
+		return func(bool) {}, nil
+	}
+	remove, err := p.cfg.Live.Exporting("")
+	if err != nil {
+		return nil, errors.Join(errors.New("live publishing: cannot record the export's intent; check that the private tree is writable"), err)
+	}
+	return func(recorded bool) {
+		if recorded {
+			remove()
+		}
+	}, nil
+}
+
+// record stores res's changed public files for upload; false when it
+// could not (the intent then stays, and the next start reconciles).
+func (p *Pipeline) record(res exporter.GuideResult) bool {
+	if p.cfg.Live == nil {
+		return true
+	}
+	if err := p.cfg.Live.Record(res); err != nil {
+		p.log.Error("changes not recorded for upload; the next start reconciles the bucket with the tree",
+			"folder", res.Folder, "guide", res.GuideID, "error", err.Error())
+		return false
+	}
+	return true
+}
+
+// afterExport queues the ready event of a ready guide whose content
+// changed (or whose event could not be queued before, or after a
+// catch-up), and returns when to export the guide again: when a view
+// expires, or after EnqueueRetry when queueing failed.
+func (p *Pipeline) afterExport(ctx context.Context, res exporter.GuideResult) time.Time {
+	next := res.NextChange
+	if p.cfg.Events == nil || !res.Ready || res.GuideID == "" || res.Err != nil {
+		return next
+	}
+	p.mu.Lock()
+	retry := p.unsent[res.GuideID]
+	p.mu.Unlock()
+	if !res.Changed && !retry {
+		return next
+	}
+	n, err := p.cfg.Events.Enqueue(ctx, res.GuideID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.queued += n
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Error("ready event not queued; trying again", "guide", res.GuideID, "in", p.cfg.EnqueueRetry.String(), "error", err.Error())
+		}
+		p.unsent[res.GuideID] = true
+		if soon := p.clk.Now().Add(p.cfg.EnqueueRetry); next.IsZero() || soon.Before(next) {
+			next = soon
+		}
+		return next
+	}
+	delete(p.unsent, res.GuideID)
+	return next
+}

@@ -1,0 +1,186 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/site/clock/clocktest"
+)
+
+// queue records Enqueue calls and fails while down is set.
+type queue struct {
+	mu    sync.Mutex
+	down  bool
+	calls []string
+}
+
+func (q *queue) Enqueue(_ context.Context, guideID string) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.calls = append(q.calls, guideID)
+	if q.down {
+		return 0, errors.New("store unreachable")
+	}
+	return 1, nil
+}
+
+func (q *queue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c := q.calls
+	q.calls = nil
+	return c
+}
+
+var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+func result(id string, changed, ready bool) func() (*exporter.GuideResult, error) {
+	return func() (*exporter.GuideResult, error) {
+		return &exporter.GuideResult{Folder: id, GuideID: id, Changed: changed, Ready: ready}, nil
+	}
+}
+
+func TestReadyEvents(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.NewClock(t0)
+	q := &queue{}
+	p := New(Config{Events: q, Clock: clk})
+
+	// A changed ready guide queues its event; an unchanged one does not;
+	// a guide not ready never does.
+	if _, next, err := p.ExportGuide(ctx, result("g1", true, true)); err != nil || !next.IsZero() {
+		t.Fatalf("next %v, err %v", next, err)
+	}
+	p.ExportGuide(ctx, result("g1", false, true))
+	p.ExportGuide(ctx, result("g2", true, false))
+	if got := q.take(); !slices.Equal(got, []string{"g1"}) {
+		t.Fatalf("queued %v", got)
+	}
+
+	// The store is away: the guide is to be exported again after
+	// EnqueueRetry, and then its event is queued though nothing changed.
+	q.down = true
+	_, next, _ := p.ExportGuide(ctx, result("g3", true, true))
+	if want := t0.Add(DefaultEnqueueRetry); !next.Equal(want) {
+		t.Fatalf("retry at %v, want %v", next, want)
+	}
+	if !slices.Equal(p.Failed(), []string{"g3"}) {
+		t.Fatalf("failed %v", p.Failed())
+	}
+	q.down = false
+	q.take()
+	if _, next, _ = p.ExportGuide(ctx, result("g3", false, true)); !next.IsZero() {
+		t.Fatalf("next %v after success", next)
+	}
+	if got := q.take(); !slices.Equal(got, []string{"g3"}) || len(p.Failed()) != 0 {
+		t.Fatalf("queued %v, failed %v", got, p.Failed())
+	}
+	// A view that expires sooner than the retry keeps its own time.
+	q.down = true
+	soon := t0.Add(time.Second)
+	_, next, _ = p.ExportGuide(ctx, func() (*exporter.GuideResult, error) {
+		return &exporter.GuideResult{GuideID: "g4", Changed: true, Ready: true, NextChange: soon}, nil
+	})
+	if !next.Equal(soon) {
+		t.Fatalf("next %v, want the expiry %v", next, soon)
+	}
+}
+
+func TestCatchUpQueuesEveryReadyGuide(t *testing.T) {
+	q := &queue{}
+	p := New(Config{Events: q})
+	rep := &exporter.Report{Guides: []exporter.GuideResult{
+		{GuideID: "a", Ready: true}, {GuideID: "b", Ready: false}, {GuideID: "c", Ready: true, Changed: true},
+		{GuideID: "d", Ready: true, Err: errors.New("rejected")},
+	}}
+	_, next, err := p.ExportAll(context.Background(), func() (*exporter.Report, error) { return rep, nil })
+	if err != nil || len(next) != 4 {
+		t.Fatal(err, next)
+	}
+	if got := q.take(); !slices.Equal(got, []string{"a", "c"}) || p.Queued() != 2 {
+		t.Fatalf("queued %v", got)
+	}
+}
+
+// TestIntents: an export's intent is removed once what it changed is
+// recorded, and stays after a failed export, so that the next start
+// reconciles the bucket.
+func TestIntents(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "public")
+	os.MkdirAll(filepath.Join(out, "v1/data"), 0o755)
+	os.WriteFile(filepath.Join(out, "v1/data/status"), []byte(`{"status":"ready"}`), 0o644)
+	b, err := publish.OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg := publish.DefaultLiveConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir = afero.NewOsFs(), out, b, filepath.Join(dir, "outbox")
+	live, err := publish.NewLive(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Config{Live: live})
+	res := &exporter.GuideResult{GuideID: "g1", Changed: true, Changes: []exporter.FileChange{{Path: "v1/data/status"}}}
+	if _, _, err := p.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return res, nil }); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		des, _ := os.ReadDir(cfg.OutboxDir)
+		var n []string
+		for _, de := range des {
+			n = append(n, de.Name())
+		}
+		return n
+	}
+	if got := names(); !slices.Equal(got, []string{"g1.json"}) {
+		t.Fatalf("outbox %v", got)
+	}
+	ioErr := errors.New("disk full")
+	if _, _, err := p.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return &exporter.GuideResult{GuideID: "g2"}, ioErr }); !errors.Is(err, ioErr) {
+		t.Fatal(err)
+	}
+	intent := false
+	for _, n := range names() {
+		intent = intent || strings.HasPrefix(n, "exporting-")
+	}
+	if !intent {
+		t.Fatalf("no intent left by a failed export: %v", names())
+	}
+
+	// The next process reconciles, then uploads the outbox.
+	live2, err := publish.NewLive(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := New(Config{Live: live2})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { p2.Run(rctx); close(done) }()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if n := p2.Idle(wctx); n != 0 {
+		t.Fatalf("%d pending", n)
+	}
+	cancel()
+	<-done
+	if got := names(); len(got) != 0 {
+		t.Fatalf("outbox after the run: %v", got)
+	}
+	if ok, _ := b.Exists(ctx, "v1/data/status"); !ok {
+		t.Fatal("status not uploaded")
+	}
+}

@@ -1,0 +1,156 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+	"gocloud.dev/blob"
+
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/site"
+)
+
+// reconcileSizes returns the corpus sizes of BenchmarkReconcile:
+// GUIDEPUB_BENCH_RECONCILE_GUIDES (comma-separated), else 1,000 (100
+// with -short).
+func reconcileSizes() []int {
+	if s := os.Getenv("GUIDEPUB_BENCH_RECONCILE_GUIDES"); s != "" {
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if testing.Short() {
+		return []int{100}
+	}
+	return []int{1000}
+}
+
+// writeTree writes a public tree of n guides shaped like an export's (two
+// views and an alias each: documents, pages, photos), 40 files a guide.
+func writeTree(b *testing.B, dir string, n int) int {
+	files := 0
+	put := func(rel, body string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files++
+	}
+	for i := range n {
+		for _, id := range []string{fmt.Sprintf("v%06dA", i), fmt.Sprintf("v%06dB", i), fmt.Sprintf("guide-%06d", i)} {
+			put(id+"/"+site.StatusFile, `{"status":"ready"}`)
+			put(id+"/"+site.SummaryFile, fmt.Sprintf(`{"status":"ready","summary":{"id":%q,"rooms":%d}}`, id, i))
+			put(id+"/"+site.AutofillFile, fmt.Sprintf(`{"value":[{"ListingId":%q}]}`, id))
+			for _, page := range site.PagePaths(id) {
+				put(page, "<!DOCTYPE html><title>"+id+"</title>")
+			}
+			if id[0] == 'v' {
+				for k := range 7 {
+					put(fmt.Sprintf("%s/doc/photo-%d.jpg", id, k), strings.Repeat(id, 40+k))
+				}
+			}
+		}
+	}
+	return files
+}
+
+// resetPeakRSS resets the process's peak RSS (VmHWM) on Linux, so that a
+// later read tells the peak of what ran in between.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSSMB returns the process's peak RSS (VmHWM) in MB, 0 where unknown.
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkReconcile measures "guidepub publish" against versitygw with
+// nothing changed, over a generated tree already in the bucket: wall time
+// and peak RSS, beside the bare listing (the same ListObjectsV2 pages and
+// nothing else). Unchanged files are read again (no recorded digests): the
+// worst case.
+func BenchmarkReconcile(b *testing.B) {
+	for _, n := range reconcileSizes() {
+		b.Run(fmt.Sprintf("guides=%d", n), func(b *testing.B) { benchReconcile(b, n) })
+	}
+}
+
+func benchReconcile(b *testing.B, n int) {
+	ctx := context.Background()
+	st := publishtest.StartStore(b)
+	bucket := publishtest.NewBucket(b, st.Endpoint, "reconcile")
+	dir := b.TempDir()
+	files := writeTree(b, dir, n)
+	cfg := DefaultConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket, cfg.Jobs = afero.NewOsFs(), dir, bucket, 16
+	t0 := time.Now()
+	rep, err := Publish(ctx, cfg)
+	if err != nil || rep.Uploaded != files {
+		b.Fatalf("first publish: %+v, %v", rep, err)
+	}
+	b.Logf("setup: %d guides, %d objects uploaded in %v", n, files, time.Since(t0).Round(time.Millisecond))
+
+	var listing, reconcile time.Duration
+	var rss float64
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		if got := listAll(b, bucket); got != files {
+			b.Fatalf("listed %d objects, want %d", got, files)
+		}
+		listing += time.Since(t)
+		resetPeakRSS()
+		t = time.Now()
+		rep, err := Publish(ctx, cfg)
+		reconcile += time.Since(t)
+		if err != nil || rep.Uploaded != 0 || rep.Unchanged != files {
+			b.Fatalf("reconcile: %+v, %v", rep, err)
+		}
+		rss = max(rss, peakRSSMB())
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	b.ReportMetric(ms(reconcile), "reconcile-ms")
+	b.ReportMetric(ms(listing), "listing-ms")
+	b.ReportMetric(rss, "peak-RSS-MB")
+	b.Logf("guides %d, %d objects: reconcile %.0f ms (peak RSS %.0f MB), bare listing %.0f ms: %.2f times the listing",
+		n, files, ms(reconcile), rss, ms(listing), ms(reconcile)/ms(listing))
+}
+
+// listAll lists every object of b, as the bare floor of a reconcile.
+func listAll(tb testing.TB, b *blob.Bucket) int {
+	n := 0
+	it := b.List(nil)
+	for {
+		_, err := it.Next(context.Background())
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n++
+	}
+}

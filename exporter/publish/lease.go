@@ -1,0 +1,111 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+)
+
+// LeaseFile is the key (under the prefix) of the object by which a live
+// publisher tells others that it publishes there. It is a dot-file: publish
+// never uploads nor deletes it.
+const LeaseFile = ".guidepub-live"
+
+// leaseBeat is how often the holder rewrites its lease; another publisher
+// takes the lease over once it has seen it unchanged for leaseExpiry.
+const (
+	leaseBeat   = 10 * time.Second
+	leaseExpiry = 3 * leaseBeat
+)
+
+// errOtherPublisher: another live publisher holds the bucket's lease.
+var errOtherPublisher = errors.New("another watcher publishes to this bucket and prefix")
+
+// leaseBody is the lease object's content.
+type leaseBody struct {
+	ID   string `json:"id"`   // host and outbox folder of the holder
+	Beat int64  `json:"beat"` // changes at every rewrite
+}
+
+// lease keeps one publisher's claim on a bucket and prefix, so that two
+// watchers pointed at one bucket by mistake do not overwrite each other's
+// guides: the second waits, and says why, until the first stops.
+type lease struct {
+	bucket *blob.Bucket
+	key    string
+	id     string
+	now    func() time.Time
+
+	mu      sync.Mutex
+	held    time.Time // when our last write was made (zero: not held)
+	beat    int64
+	other   string    // the other holder's last seen body
+	seenAt  time.Time // when that body was first seen
+	otherID string
+}
+
+func newLease(b *blob.Bucket, prefix, outbox string, now func() time.Time) *lease {
+	host, _ := os.Hostname()
+	abs, err := filepath.Abs(outbox)
+	if err != nil {
+		abs = outbox
+	}
+	return &lease{bucket: b, key: prefix + LeaseFile, id: host + ":" + abs, now: now}
+}
+
+// claim returns nil when this publisher holds the lease (taking it when
+// free or abandoned), or an error wrapping errOtherPublisher.
+func (ls *lease) claim(ctx context.Context) error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	now := ls.now()
+	if !ls.held.IsZero() && now.Sub(ls.held) < leaseBeat {
+		return nil
+	}
+	data, err := ls.bucket.ReadAll(ctx, ls.key)
+	switch {
+	case isNotFound(err):
+	case err != nil:
+		return fmt.Errorf("read %s: %w", ls.key, err)
+	default:
+		var body leaseBody
+		if json.Unmarshal(data, &body) == nil && body.ID != ls.id && body.ID != "" {
+			if string(data) != ls.other {
+				ls.other, ls.seenAt, ls.otherID = string(data), now, body.ID
+			}
+			if now.Sub(ls.seenAt) < leaseExpiry {
+				ls.held = time.Time{}
+				return fmt.Errorf("%w (%s)", errOtherPublisher, body.ID)
+			}
+		}
+	}
+	ls.beat++
+	out, _ := json.Marshal(leaseBody{ID: ls.id, Beat: ls.beat})
+	if err := ls.bucket.WriteAll(ctx, ls.key, out, &blob.WriterOptions{ContentType: "application/json", CacheControl: "no-store"}); err != nil {
+		return fmt.Errorf("write %s: %w", ls.key, err)
+	}
+	ls.held = now
+	return nil
+}
+
+// release deletes the lease if this publisher holds it.
+func (ls *lease) release(ctx context.Context) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.held.IsZero() {
+		return
+	}
+	data, err := ls.bucket.ReadAll(ctx, ls.key)
+	var body leaseBody
+	if err == nil && json.Unmarshal(data, &body) == nil && body.ID == ls.id {
+		ls.bucket.Delete(ctx, ls.key)
+	}
+	ls.held = time.Time{}
+}
