@@ -23,7 +23,7 @@ type GuideResult struct {
 	// Changes are the public files this export wrote or removed, in
 	// the order it did so: what a live publisher sends to the bucket.
 	Changes []FileChange
-	Err         error // *bundle.Error when rejected; an I/O error otherwise
+	Err     error // *bundle.Error when rejected; an I/O error otherwise
 }
 
 // FileChange is one public file an export wrote or removed.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,43 +21,89 @@ type pathSum struct {
 }
 
 // putAll publishes files, which b's bundle files are copied from, and
-// records the paths they occupy and the hashes of their contents.
+// records the paths they occupy and the hashes of their contents. Files
+// are written in the order of their groups (public media, then documents
+// and pages, then private files: nothing names a file before it is
+// there), the files of one group writeParallel at a time: each write is
+// flushed to disk before it gets its name (durable.go), and flushes made
+// together cost little more than one.
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outFile) error {
 	docs := w.prepareDocs(files)
+	type result struct {
+		h       [sha256.Size]byte
+		written []string
+		res     GuideResult // the counts and changes of this file's writes
+		hashes  map[string][sha256.Size]byte
+		err     error
+	}
+	results := make([]result, len(files))
+	group := func(f outFile) [3]bool { return [3]bool{f.private, f.doc, f.data == nil} }
+	for start := 0; start < len(files); {
+		end := start + 1
+		for end < len(files) && group(files[end]) == group(files[start]) {
+			end++
+		}
+		sem := make(chan struct{}, writeParallel)
+		var wg sync.WaitGroup
+		for i := start; i < end; i++ {
+			if err := ctx.Err(); err != nil {
+				wg.Wait()
+				return err
+			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				r := &results[i]
+				// Its own writer, so the counts need no lock.
+				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}}
+				r.hashes = fw.hashes
+				f := files[i]
+				t := w.e.pub
+				if f.private {
+					t = w.e.priv
+				}
+				if f.data == nil {
+					// Media are streamed: see media.go.
+					r.h, r.err = fw.putMedia(t, b, f)
+					r.written = []string{f.path}
+					fw.hashes[t.abs(f.path)] = r.h
+				} else {
+					r.h = sha256.Sum256(f.data)
+					r.written, r.err = fw.put(t, f, f.data, docs[i])
+				}
+			})
+		}
+		wg.Wait()
+		for i := start; i < end; i++ {
+			if err := results[i].err; err != nil {
+				return err
+			}
+		}
+		start = end
+	}
 	for i, f := range files {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t, prefix := w.e.pub, "public/"
+		r := &results[i]
+		w.res.Written += r.res.Written
+		w.res.Unchanged += r.res.Unchanged
+		w.res.Bytes += r.res.Bytes
+		w.res.Changes = append(w.res.Changes, r.res.Changes...)
+		maps.Copy(w.hashes, r.hashes)
+		prefix := "public/"
 		if f.private {
-			t, prefix = w.e.priv, "private/"
+			prefix = "private/"
 		}
-		var (
-			h       [sha256.Size]byte
-			written []string
-			err     error
-		)
-		if f.data == nil {
-			// Media are streamed: see media.go.
-			h, err = w.putMedia(t, b, f)
-			written = []string{f.path}
-			w.hashes[t.abs(f.path)] = h
-		} else {
-			h = sha256.Sum256(f.data)
-			written, err = w.put(t, f, f.data, docs[i])
-		}
-		if err != nil {
-			return err
-		}
-		w.sums = append(w.sums, pathSum{prefix + f.path, h})
+		w.sums = append(w.sums, pathSum{prefix + f.path, r.h})
 		if f.private {
-			w.private = append(w.private, written...)
+			w.private = append(w.private, r.written...)
 		} else {
-			w.public = append(w.public, written...)
+			w.public = append(w.public, r.written...)
 		}
 	}
 	return nil
 }
+
+// writeParallel is how many files of one guide are written at once.
+const writeParallel = 16
 
 // revision returns the guide's revision: a hash of every published path
 // with the hash of its content (compressed siblings are functions of the
