@@ -23,7 +23,9 @@ import (
 //   - the folders of a guide's files are flushed once, after all of them
 //     are written and before the guide's record is written, so the record
 //     and the ready event never name a file whose name may be lost;
-//   - a guide's record is flushed with its folder each time it is written.
+//   - a guide's record is flushed with its folder each time it is written, and
+//     the marker of writes in progress with its folder when it is created
+//     (repair.go), before any file it covers gets its name.
 //
 // One folder flush per guide instead of one per file is the cheaper
 // part of the rule: a name not yet flushed can only be lost (the

@@ -338,6 +338,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	}
 	for i := range g.Views {
 		v := &g.Views[i]
+		first := len(docs)
 		vd, err := r.renderView(v)
 		if err != nil {
 			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
@@ -355,6 +356,11 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
 		}
 		docs = append(docs, pages...)
+		// Checked view by view, so that a huge guide is rejected after
+		// rendering one view, not all of them.
+		if problems := e.tooLarge(b.Folder, docs[first:]); len(problems) > 0 {
+			return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
+		}
 		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
 			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
 			p.nextChange = *v.ExpiresAt
@@ -373,27 +379,25 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
 	}
-	if problems, err := e.checkSizes(b, p); err != nil || len(problems) > 0 {
-		if err == nil {
-			err = &bundle.Error{Folder: b.Folder, Problems: problems}
-		}
-		return nil, err
+	// The record is written after the others, with a revision of fixed
+	// length.
+	rec, err := marshalJSON(guideRecord(g, strings.Repeat("0", revisionLen), p.ready))
+	if err != nil {
+		return nil, fmt.Errorf("render record: %w", err)
+	}
+	private := append(p.files[len(media)+len(docs):len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(g.GuideID), data: rec})
+	if problems := e.tooLarge(b.Folder, private); len(problems) > 0 {
+		return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
 	}
 	return p, nil
 }
 
-// checkSizes returns a problem for every file rendered for b larger than
-// the limit of one file (Limits.DocumentBytes): documents, view pages,
-// the ready event, and the record (written after the others, with a
-// revision of fixed length). Media are copies of the bundle's files and
-// not held to it. It returns an error when the record cannot be encoded.
-func (e *Exporter) checkSizes(b *bundle.Bundle, p *plan) ([]bundle.Problem, error) {
+// tooLarge returns a problem for every file of files, rendered for the
+// bundle in folder, larger than the limit of one file
+// (Limits.DocumentBytes): documents, view pages, the ready event, the
+// record. Media (no data: copies of the bundle's files) are not held to it.
+func (e *Exporter) tooLarge(folder string, files []outFile) []bundle.Problem {
 	max := e.cfg.Limits.WithDefaults().DocumentBytes
-	rec, err := marshalJSON(guideRecord(&b.Guide, strings.Repeat("0", revisionLen), p.ready))
-	if err != nil {
-		return nil, fmt.Errorf("render record: %w", err)
-	}
-	files := append(p.files[:len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(b.Guide.GuideID), data: rec})
 	var problems []bundle.Problem
 	for _, f := range files {
 		if f.data == nil || len(f.data) <= max {
@@ -403,11 +407,11 @@ func (e *Exporter) checkSizes(b *bundle.Bundle, p *plan) ([]bundle.Problem, erro
 		if f.private {
 			name += " (private)"
 		}
-		problems = append(problems, bundle.Problem{File: b.Folder + "/" + bundle.FileName,
+		problems = append(problems, bundle.Problem{File: folder + "/" + bundle.FileName,
 			Message: fmt.Sprintf("the file %s would be %s, more than the limit of %s for one file (raise it with --max-document-size)",
 				name, formatBytes(int64(len(f.data))), formatBytes(int64(max)))})
 	}
-	return problems, nil
+	return problems
 }
 
 // recordExport writes the exporter's record of guide id (entry, with the

@@ -54,17 +54,22 @@ func TestDocumentSizeLimit(t *testing.T) {
 // with every such file named, and what was published before stays as it
 // was.
 func TestEveryFileHeldToSizeLimit(t *testing.T) {
+	// The fixture's largest page is 16 KB, its autofill 14 KB, its event
+	// 8 KB, its record 356 bytes; the work order id is in the event and
+	// the record only.
+	long := strings.Repeat("W", 20_000)
 	tests := []struct {
 		limit      int
+		workOrder  string
 		named, not []string
 	}{
-		// The fixture's largest page is 16 KB, its autofill 14 KB, its
-		// event 8 KB, its record 356 bytes.
-		{15_000, []string{"the file vKT301A/index.html would be", "the file u/vKT301A/index.html"},
+		{15_000, "WO-CHANGED", []string{"the file vKT301A/index.html would be", "the file u/vKT301A/index.html"},
 			[]string{"reso/autofill", "event.json"}},
-		{7_000, []string{"the file vKT301A/reso/autofill", "the file vKT301A/index.html", "the file guides/gKT301KINGE1/event.json (private)"},
-			[]string{"record.json"}},
-		{300, []string{"the file guides/gKT301KINGE1/record.json (private)"}, nil},
+		// The first view over the limit stops the rendering.
+		{7_000, "WO-CHANGED", []string{"the file vKT301A/reso/autofill", "the file vKT301A/index.html"},
+			[]string{"vKT301B", "event.json"}},
+		{17_000, long, []string{"the file guides/gKT301KINGE1/event.json (private)", "the file guides/gKT301KINGE1/record.json (private)"},
+			[]string{"index.html", "reso/autofill"}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.limit), func(t *testing.T) {
@@ -73,7 +78,7 @@ func TestEveryFileHeldToSizeLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			pub, priv := snapshot(t, ev.out, ev.outDir), snapshot(t, ev.out, ev.privDir)
-			ev.editGuide(kingFolder, func(g map[string]any) { g["workOrderId"] = "WO-CHANGED" })
+			ev.editGuide(kingFolder, func(g map[string]any) { g["workOrderId"] = tt.workOrder })
 			ev.cfg.Limits.DocumentBytes = tt.limit
 			_, err := ev.exporter().ExportBundle(context.Background(), kingFolder)
 			var be *bundle.Error

@@ -355,8 +355,13 @@ func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
 	p("  and the published version stays. Deleting the folder unpublishes its views.")
 	p("")
 	p("Webhooks: each export that changes a ready guide POSTs its ready event to the guide's webhooks")
-	p("(guide.json \"webhooks\"). The sample bundles point at %s%s, which checks the signature and logs", g.base, devReceiverPath)
-	p("\"webhook received\" here. Deliveries and their attempts:")
+	if g.src == filepath.Join(g.work, devSrcDir) {
+		p("(guide.json \"webhooks\"). The sample bundles point at %s%s, which checks the signature and logs", g.base, devReceiverPath)
+		p("\"webhook received\" here. Deliveries and their attempts:")
+	} else {
+		p("(guide.json \"webhooks\"). A webhook at %s%s has its signature checked and is logged", g.base, devReceiverPath)
+		p("as \"webhook received\" here. Deliveries and their attempts:")
+	}
 	if example != nil {
 		p("  %s", curl(example.OwnerID, "GET", "/api/v1/guides/"+example.GuideID+"/events/deliveries"))
 	} else if sample != nil {

@@ -78,6 +78,12 @@ func (l Limits) WithDefaults() Limits {
 // holds.
 const MaxDepth = 32
 
+// MaxEntries bounds every other array and object of guide.json: those of
+// an unknown field or of a value of the wrong type (all the lists of a
+// guide have limits of their own, and its objects a few dozen members),
+// so that no part of the file can make the checks hold millions of values.
+const MaxEntries = 1000
+
 // limit is one counted list: where it is, what it holds, the flag that
 // raises it ("" for a list whose length is bounded by what it may hold:
 // addons, hidden features...), and the limit.
@@ -244,6 +250,17 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 		}
 		return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)}}
 	}
+	// countEntry counts the seen-th entry of the innermost array or
+	// object, of shape sh, against its limit or MaxEntries.
+	countEntry := func(sh *shape, seen int) []Problem {
+		if sh != nil && sh.list != nil {
+			return count(sh.list, seen)
+		}
+		if seen > MaxEntries {
+			return []Problem{{Path: stackPath(stack[:len(stack)-1]), Message: fmt.Sprintf("more than %d entries; no guide has that many here", MaxEntries)}}
+		}
+		return nil
+	}
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -262,10 +279,8 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 			key, _ := tok.(string)
 			stack[n-1].key, stack[n-1].expectKey = key, false
 			stack[n-1].idx++
-			if s := stack[n-1].shape; s != nil {
-				if p := count(s.list, stack[n-1].idx); p != nil {
-					return p
-				}
+			if p := countEntry(stack[n-1].shape, stack[n-1].idx); p != nil {
+				return p
 			}
 			continue
 		}
@@ -280,11 +295,11 @@ func CheckLimits(data []byte, lim Limits) []Problem {
 			parent := &stack[n-1]
 			if parent.arr {
 				parent.idx++
+				if p := countEntry(parent.shape, parent.idx); p != nil {
+					return p
+				}
 				if parent.shape != nil {
 					sh = parent.shape.elems
-					if p := count(parent.shape.list, parent.idx); p != nil {
-						return p
-					}
 				} else {
 					sh = nil
 				}

@@ -100,6 +100,18 @@ func TestLimits(t *testing.T) {
 		}, Limits{}, "$.views[1].hidden", "hidden features"},
 		{"dims", func(g map[string]any) { arr(firstFloor(g), "rooms")[0].(map[string]any)["dims"] = []any{1, 2, 3} }, Limits{},
 			"$.summary.buildings[0].floors[0].rooms[0].dims", "dims"},
+		{"long unknown list", func(g map[string]any) { g["notes"] = make([]any, MaxEntries+1) }, Limits{},
+			"$.notes", fmt.Sprintf("more than %d entries", MaxEntries)},
+		{"big unknown object", func(g map[string]any) {
+			m := map[string]any{}
+			for i := range MaxEntries + 1 {
+				m[fmt.Sprint(i)] = i
+			}
+			obj(g, "property")["extra"] = m
+		}, Limits{}, "$.property.extra", fmt.Sprintf("more than %d entries", MaxEntries)},
+		{"list of the wrong type", func(g map[string]any) { obj(g, "property")["country"] = make([]any, MaxEntries+1) }, Limits{},
+			"$.property.country", "entries"},
+		{"unknown list at the limit", func(g map[string]any) { g["notes"] = make([]any, MaxEntries) }, Limits{}, "", ""},
 		{"document languages", func(g map[string]any) {
 			docs := obj(obj(g, "media"), "documents")
 			for _, l := range []string{"de", "fr", "es", "it", "zh", "pt"} {
