@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"iter"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -140,29 +141,56 @@ func newRecords(t tree, dir string) *Records {
 // file returns the private-tree path of the record of guide id.
 func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
 
-// load reads every record in the records folder.
+// load reads every record in the records folder, GOMAXPROCS at a time
+// (names are listed without a stat each).
 func (r *Records) load() error {
-	entries, err := afero.ReadDir(r.t.fs, r.t.abs(r.dir))
+	dir, err := r.t.fs.Open(r.t.abs(r.dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("exporter: read records: %w", err)
 	}
-	for _, fi := range entries {
-		name := fi.Name()
-		if fi.Mode().IsRegular() && strings.HasPrefix(name, site.TempPrefix) && fi.ModTime().Before(processStart) {
-			// Left by a process killed while writing a record.
-			_ = r.t.fs.Remove(r.t.abs(r.dir + "/" + name))
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("exporter: read records: %w", err)
+	}
+	var ids []string
+	for _, name := range names {
+		if strings.HasPrefix(name, site.TempPrefix) {
+			// Left by a process killed while writing a record, unless
+			// written since this process started.
+			p := r.t.abs(r.dir + "/" + name)
+			if fi, err := r.t.fs.Stat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
+				_ = r.t.fs.Remove(p)
+			}
 			continue
 		}
-		if !fi.Mode().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
-			continue
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.HasPrefix(name, ".") {
+			ids = append(ids, id)
 		}
-		rec, err := r.read(strings.TrimSuffix(name, ".json"))
-		if err != nil {
-			return err
-		}
+	}
+	recs := make([]*record, len(ids))
+	errs := make([]error, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for i := range next {
+				recs[i], errs[i] = r.read(ids[i])
+			}
+		})
+	}
+	for i := range ids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, rec := range recs {
 		r.set(rec.GuideID, rec.entry())
 	}
 	return nil
