@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"iter"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -57,40 +59,95 @@ func (f PublicFile) Unchanged(fi fs.FileInfo) bool {
 	return f.SHA256 != "" && fi.Mode().IsRegular() && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime
 }
 
-// record is the file the exporter keeps per guide in RecordsDir: its
-// manifest entry (site.ManifestGuide) with each public file's hash and
-// stamp.
+// record is what the exporter keeps per guide in RecordsDir: its manifest
+// entry (site.ManifestGuide) with each public file's hash and stamp. Its
+// file has two lines of JSON: the head (recordHead: the entry, with the
+// public files' paths), then the hash and stamp of each of those files in
+// the same order (fileSum), so that reading every record at start decodes
+// the heads only (about a quarter of the bytes).
 type record struct {
-	Version    int          `json:"version"`
-	GuideID    string       `json:"guideId"`
-	Folder     string       `json:"folder"`
-	Revision   string       `json:"revision"`
-	Ids        []string     `json:"ids"`
-	Public     []PublicFile `json:"public"` // sorted by path
-	Private    []string     `json:"private"`
-	Source     string       `json:"source,omitempty"`
-	Inputs     []string     `json:"inputs,omitempty"`
-	NextChange *time.Time   `json:"nextChange,omitempty"`
-	Views      int          `json:"views,omitempty"`
-	Ready      bool         `json:"ready,omitempty"`
+	recordHead
+	Public []PublicFile // sorted by path: Files with their sums
 }
 
-// entry returns the manifest entry the record holds.
-func (r *record) entry() site.ManifestGuide {
-	files := make([]string, len(r.Public))
-	for i, f := range r.Public {
-		files[i] = f.Path
-	}
-	return site.ManifestGuide{Folder: r.Folder, Revision: r.Revision, Ids: r.Ids, Files: files, Private: r.Private,
-		Source: r.Source, Inputs: r.Inputs, NextChange: r.NextChange, Views: r.Views, Ready: r.Ready}
+// recordHead is the first line of a record file.
+type recordHead struct {
+	Version    int        `json:"version"`
+	GuideID    string     `json:"guideId"`
+	Folder     string     `json:"folder"`
+	Revision   string     `json:"revision"`
+	Ids        []string   `json:"ids"`
+	Files      []string   `json:"files"` // public files, sorted
+	Private    []string   `json:"private"`
+	Source     string     `json:"source,omitempty"`
+	Inputs     []string   `json:"inputs,omitempty"`
+	NextChange *time.Time `json:"nextChange,omitempty"`
+	Views      int        `json:"views,omitempty"`
+	Ready      bool       `json:"ready,omitempty"`
+}
+
+// fileSum is the hash and stamp of one public file, on the second line of
+// a record file.
+type fileSum struct {
+	SHA256  string `json:"sha256,omitempty"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime"`
+}
+
+// entry returns the manifest entry a record head holds.
+func (h *recordHead) entry() site.ManifestGuide {
+	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
+		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready}
 }
 
 // newRecord returns the record of guide id with entry mg, whose public
 // files are described by public (same paths, same order).
 func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
-	return &record{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision, Ids: mg.Ids,
-		Public: public, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
-		Views: mg.Views, Ready: mg.Ready}
+	return &record{recordHead: recordHead{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision,
+		Ids: mg.Ids, Files: mg.Files, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
+		Views: mg.Views, Ready: mg.Ready}, Public: public}
+}
+
+// encode returns the two lines of the record's file.
+func (rec *record) encode() ([]byte, error) {
+	head, err := marshalJSON(rec.recordHead)
+	if err != nil {
+		return nil, err
+	}
+	sums := make([]fileSum, len(rec.Public))
+	for i, f := range rec.Public {
+		sums[i] = fileSum{SHA256: f.SHA256, Size: f.Size, ModTime: f.ModTime}
+	}
+	tail, err := marshalJSON(sums)
+	if err != nil {
+		return nil, err
+	}
+	return append(head, tail...), nil
+}
+
+// decodeRecord decodes the file data of a record; with full false, the head
+// only (Public stays nil).
+func decodeRecord(data []byte, full bool) (*record, error) {
+	head, tail, _ := bytes.Cut(data, []byte("\n"))
+	var rec record
+	if err := json.Unmarshal(head, &rec.recordHead); err != nil {
+		return nil, err
+	}
+	if !full {
+		return &rec, nil
+	}
+	var sums []fileSum
+	if err := json.Unmarshal(tail, &sums); err != nil {
+		return nil, fmt.Errorf("file sums: %w", err)
+	}
+	if len(sums) != len(rec.Files) {
+		return nil, fmt.Errorf("%d file sums for %d files", len(sums), len(rec.Files))
+	}
+	rec.Public = make([]PublicFile, len(sums))
+	for i, f := range sums {
+		rec.Public[i] = PublicFile{Path: rec.Files[i], SHA256: f.SHA256, Size: f.Size, ModTime: f.ModTime}
+	}
+	return &rec, nil
 }
 
 // Records is what an exporter published, one record per guide id: in
@@ -140,49 +197,77 @@ func newRecords(t tree, dir string) *Records {
 // file returns the private-tree path of the record of guide id.
 func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
 
-// load reads every record in the records folder.
+// load reads every record in the records folder, GOMAXPROCS at a time
+// (names are listed without a stat each).
 func (r *Records) load() error {
-	entries, err := afero.ReadDir(r.t.fs, r.t.abs(r.dir))
+	dir, err := r.t.fs.Open(r.t.abs(r.dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("exporter: read records: %w", err)
 	}
-	for _, fi := range entries {
-		name := fi.Name()
-		if fi.Mode().IsRegular() && strings.HasPrefix(name, site.TempPrefix) && fi.ModTime().Before(processStart) {
-			// Left by a process killed while writing a record.
-			_ = r.t.fs.Remove(r.t.abs(r.dir + "/" + name))
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("exporter: read records: %w", err)
+	}
+	var ids []string
+	for _, name := range names {
+		if strings.HasPrefix(name, site.TempPrefix) {
+			// Left by a process killed while writing a record, unless
+			// written since this process started.
+			p := r.t.abs(r.dir + "/" + name)
+			if fi, err := r.t.fs.Stat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
+				_ = r.t.fs.Remove(p)
+			}
 			continue
 		}
-		if !fi.Mode().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
-			continue
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.HasPrefix(name, ".") {
+			ids = append(ids, id)
 		}
-		rec, err := r.read(strings.TrimSuffix(name, ".json"))
-		if err != nil {
-			return err
-		}
+	}
+	recs := make([]*record, len(ids))
+	errs := make([]error, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for i := range next {
+				recs[i], errs[i] = r.read(ids[i], false)
+			}
+		})
+	}
+	for i := range ids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, rec := range recs {
 		r.set(rec.GuideID, rec.entry())
 	}
 	return nil
 }
 
-// read reads and decodes the record of guide id.
-func (r *Records) read(id string) (*record, error) {
+// read reads and decodes the record of guide id (its head only unless
+// full).
+func (r *Records) read(id string, full bool) (*record, error) {
 	data, err := r.t.read(r.file(id))
 	if err != nil {
 		return nil, fmt.Errorf("exporter: read record: %w", err)
 	}
-	var rec record
-	if err := json.Unmarshal(data, &rec); err != nil {
+	rec, err := decodeRecord(data, full)
+	if err != nil {
 		return nil, fmt.Errorf("exporter: record %s: %w", r.t.abs(r.file(id)), err)
 	}
 	if rec.Version != recordVersion || rec.GuideID != id {
 		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d of guide %q",
 			r.t.abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
 	}
-	return &rec, nil
+	return rec, nil
 }
 
 // migrate converts the legacy manifest legacy, when there is one, into
@@ -220,7 +305,7 @@ func (r *Records) migrate(legacy string) error {
 
 // write writes rec atomically to its file.
 func (r *Records) write(rec *record) error {
-	data, err := marshalJSON(rec)
+	data, err := rec.encode()
 	if err != nil {
 		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
 	}
@@ -343,7 +428,7 @@ func (r *Records) recordOf(id string) (*record, error) {
 	if ok {
 		return rec, nil
 	}
-	rec, err := r.read(id)
+	rec, err := r.read(id, true)
 	if err != nil {
 		return nil, err
 	}
