@@ -82,6 +82,7 @@ type Live struct {
 	mu      sync.Mutex
 	pending map[string]*pendingGuide // by entry name
 	recover bool                     // an export was cut short: reconcile first
+	stale   []string                 // the intent files that say so
 	idle    *sync.Cond
 	busy    bool
 }
@@ -114,12 +115,12 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	if err := os.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
 		return nil, fmt.Errorf("live publish: %w", err)
 	}
-	entries, interrupted, err := readOutbox(cfg.OutboxDir)
+	entries, intents, err := readOutbox(cfg.OutboxDir)
 	if err != nil {
 		return nil, err
 	}
 	l := &Live{cfg: cfg, d: newDescriber(cfg.Config), clock: clock.Or(cfg.Clock), log: cfg.Logger,
-		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: interrupted}
+		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: len(intents) > 0, stale: intents}
 	l.idle = sync.NewCond(&l.mu)
 	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.OutboxDir, l.clock.Now)
 	for _, e := range entries {
@@ -130,8 +131,8 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.pending[e.Name] = g
 	}
 	l.m = newLiveMetrics(cfg.Registerer, l)
-	if len(entries) > 0 || interrupted {
-		l.log.Info("uploads left by the last run", "guides", len(entries), "interrupted export", interrupted)
+	if len(entries) > 0 || len(intents) > 0 {
+		l.log.Info("uploads left by the last run", "guides", len(entries), "interrupted export", len(intents) > 0)
 	}
 	return l, nil
 }
@@ -296,8 +297,10 @@ func (l *Live) reconcile(ctx context.Context) error {
 	}
 	l.m.uploads.Add(float64(rep.Uploaded))
 	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged)
-	for _, e := range mustReadIntents(l.cfg.OutboxDir) {
-		if err := removeSynced(l.cfg.OutboxDir, e); err != nil {
+	// Only the intents left by the last process: this one's own exports
+	// may be under way.
+	for _, name := range l.stale {
+		if err := removeSynced(l.cfg.OutboxDir, name); err != nil {
 			return err
 		}
 	}
@@ -307,16 +310,6 @@ func (l *Live) reconcile(ctx context.Context) error {
 	return nil
 }
 
-func mustReadIntents(dir string) []string {
-	des, _ := os.ReadDir(dir)
-	var out []string
-	for _, de := range des {
-		if len(de.Name()) > len(intentPrefix) && de.Name()[:len(intentPrefix)] == intentPrefix {
-			out = append(out, de.Name())
-		}
-	}
-	return out
-}
 
 // sleep waits for d (0: until woken), a Record, or ctx; false when ctx ended.
 func (l *Live) sleep(ctx context.Context, d time.Duration) bool {
