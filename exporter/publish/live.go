@@ -310,7 +310,6 @@ func (l *Live) reconcile(ctx context.Context) error {
 	return nil
 }
 
-
 // sleep waits for d (0: until woken), a Record, or ctx; false when ctx ended.
 func (l *Live) sleep(ctx context.Context, d time.Duration) bool {
 	var timer <-chan struct{}
