@@ -40,8 +40,12 @@ type LiveConfig struct {
 	// (defaults 250ms and 10s), so uploads resume within RetryMax of the
 	// store coming back.
 	RetryMin, RetryMax time.Duration
-	Clock              clock.Clock           // nil: clock.System()
-	Registerer         prometheus.Registerer // nil: no metrics
+	// LeaseName, when set, is added to the lease's key: publishers with
+	// different names (the shards of one export) share a bucket and prefix
+	// without waiting for each other.
+	LeaseName  string
+	Clock      clock.Clock           // nil: clock.System()
+	Registerer prometheus.Registerer // nil: no metrics
 }
 
 // DefaultLiveConfig returns DefaultConfig with the default retry bounds.
@@ -122,7 +126,7 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	l := &Live{cfg: cfg, d: newDescriber(cfg.Config), clock: clock.Or(cfg.Clock), log: cfg.Logger,
 		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: len(intents) > 0, stale: intents}
 	l.idle = sync.NewCond(&l.mu)
-	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.OutboxDir, l.clock.Now)
+	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.LeaseName, cfg.OutboxDir, l.clock.Now)
 	for _, e := range entries {
 		g := &pendingGuide{name: e.Name, since: e.Since, files: map[string]int{}}
 		for _, f := range e.Files {
