@@ -70,6 +70,10 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 	lcfg.Bucket, lcfg.Prefix, lcfg.Encoding = bucket, c.String("publish-prefix"), enc
 	lcfg.PagesAsObjects = c.Bool("pages-as-objects")
 	lcfg.RetryMax = c.Duration("publish-retry-max")
+	if cfg.Shards > 1 {
+		// Shards publish disjoint guides: they need not wait for each other.
+		lcfg.LeaseName = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
+	}
 	lcfg.OutboxDir = outboxDir(cfg.PrivateDir)
 	lcfg.Clock, lcfg.Logger, lcfg.Registerer = e.clock, logger, reg
 	if err := validConfig(lcfg.Validate()); err != nil {

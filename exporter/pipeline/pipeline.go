@@ -107,9 +107,10 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 		done(err == nil)
 		return res, time.Time{}, err
 	}
-	// Even a failed export lists what it wrote before failing; an I/O
-	// error may have left more, so its intent stays for the next start.
-	done(p.record(*res) && err == nil)
+	// A failed or rejected export lists what it wrote before it stopped
+	// (a file it did not finish was never renamed into place): recorded,
+	// its intent can go.
+	done(p.record(*res))
 	if err != nil {
 		return res, time.Time{}, err
 	}

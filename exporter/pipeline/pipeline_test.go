@@ -149,8 +149,18 @@ func TestIntents(t *testing.T) {
 	if got := names(); !slices.Equal(got, []string{"g1.json"}) {
 		t.Fatalf("outbox %v", got)
 	}
+	// A failed export's result is recorded (nothing to reconcile); an
+	// export that returns no result at all leaves its intent.
 	ioErr := errors.New("disk full")
 	if _, _, err := p.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return &exporter.GuideResult{GuideID: "g2"}, ioErr }); !errors.Is(err, ioErr) {
+		t.Fatal(err)
+	}
+	for _, n := range names() {
+		if strings.HasPrefix(n, "exporting-") {
+			t.Fatalf("a failed export with a result left its intent: %v", names())
+		}
+	}
+	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return nil, ioErr }); !errors.Is(err, ioErr) {
 		t.Fatal(err)
 	}
 	intent := false
@@ -158,7 +168,7 @@ func TestIntents(t *testing.T) {
 		intent = intent || strings.HasPrefix(n, "exporting-")
 	}
 	if !intent {
-		t.Fatalf("no intent left by a failed export: %v", names())
+		t.Fatalf("no intent left by an export without a result: %v", names())
 	}
 
 	// The next process reconciles, then uploads the outbox.

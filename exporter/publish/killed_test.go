@@ -127,3 +127,51 @@ func TestLiveKilled(t *testing.T) {
 		})
 	}
 }
+
+// mustReadIntents returns the intent files in dir.
+func mustReadIntents(dir string) []string {
+	des, _ := os.ReadDir(dir)
+	var out []string
+	for _, de := range des {
+		if len(de.Name()) > len(intentPrefix) && de.Name()[:len(intentPrefix)] == intentPrefix {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
+// TestReconcileKeepsNewIntents: the reconcile after an interrupted export
+// removes the intents the last process left, not those of exports this
+// process has under way (whose crash must still be noticed).
+func TestReconcileKeepsNewIntents(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out, outbox := filepath.Join(dir, "public"), filepath.Join(dir, "outbox")
+	os.MkdirAll(filepath.Join(out, "v1/data"), 0o755)
+	os.WriteFile(filepath.Join(out, "v1/data/status"), []byte(`{"status":"ready"}`), 0o644)
+	os.MkdirAll(outbox, 0o700)
+	os.WriteFile(filepath.Join(outbox, intentPrefix+"1-old.json"), nil, 0o600)
+	b, err := OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg := DefaultLiveConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir = afero.NewOsFs(), out, b, outbox
+	l, err := NewLive(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Exporting(""); err != nil { // this process's export, under way
+		t.Fatal(err)
+	}
+	runLive(t, l)
+	idle(t, l, 10*time.Second)
+	left := mustReadIntents(outbox)
+	if len(left) != 1 || strings.Contains(left[0], "old") {
+		t.Fatalf("intents after the reconcile: %v", left)
+	}
+	if ok, _ := b.Exists(ctx, "v1/data/status"); !ok {
+		t.Fatal("the reconcile uploaded nothing")
+	}
+}

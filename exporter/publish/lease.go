@@ -51,13 +51,17 @@ type lease struct {
 	otherID string
 }
 
-func newLease(b *blob.Bucket, prefix, outbox string, now func() time.Time) *lease {
+func newLease(b *blob.Bucket, prefix, name, outbox string, now func() time.Time) *lease {
 	host, _ := os.Hostname()
 	abs, err := filepath.Abs(outbox)
 	if err != nil {
 		abs = outbox
 	}
-	return &lease{bucket: b, key: prefix + LeaseFile, id: host + ":" + abs, now: now}
+	key := prefix + LeaseFile
+	if name != "" {
+		key += "-" + name
+	}
+	return &lease{bucket: b, key: key, id: host + ":" + abs, now: now}
 }
 
 // claim returns nil when this publisher holds the lease (taking it when

@@ -40,8 +40,12 @@ type LiveConfig struct {
 	// (defaults 250ms and 10s), so uploads resume within RetryMax of the
 	// store coming back.
 	RetryMin, RetryMax time.Duration
-	Clock              clock.Clock           // nil: clock.System()
-	Registerer         prometheus.Registerer // nil: no metrics
+	// LeaseName, when set, is added to the lease's key: publishers with
+	// different names (the shards of one export) share a bucket and prefix
+	// without waiting for each other.
+	LeaseName  string
+	Clock      clock.Clock           // nil: clock.System()
+	Registerer prometheus.Registerer // nil: no metrics
 }
 
 // DefaultLiveConfig returns DefaultConfig with the default retry bounds.
@@ -82,6 +86,7 @@ type Live struct {
 	mu      sync.Mutex
 	pending map[string]*pendingGuide // by entry name
 	recover bool                     // an export was cut short: reconcile first
+	stale   []string                 // the intent files that say so
 	idle    *sync.Cond
 	busy    bool
 }
@@ -114,14 +119,14 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	if err := os.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
 		return nil, fmt.Errorf("live publish: %w", err)
 	}
-	entries, interrupted, err := readOutbox(cfg.OutboxDir)
+	entries, intents, err := readOutbox(cfg.OutboxDir)
 	if err != nil {
 		return nil, err
 	}
 	l := &Live{cfg: cfg, d: newDescriber(cfg.Config), clock: clock.Or(cfg.Clock), log: cfg.Logger,
-		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: interrupted}
+		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: len(intents) > 0, stale: intents}
 	l.idle = sync.NewCond(&l.mu)
-	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.OutboxDir, l.clock.Now)
+	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.LeaseName, cfg.OutboxDir, l.clock.Now)
 	for _, e := range entries {
 		g := &pendingGuide{name: e.Name, since: e.Since, files: map[string]int{}}
 		for _, f := range e.Files {
@@ -130,8 +135,8 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 		l.pending[e.Name] = g
 	}
 	l.m = newLiveMetrics(cfg.Registerer, l)
-	if len(entries) > 0 || interrupted {
-		l.log.Info("uploads left by the last run", "guides", len(entries), "interrupted export", interrupted)
+	if len(entries) > 0 || len(intents) > 0 {
+		l.log.Info("uploads left by the last run", "guides", len(entries), "interrupted export", len(intents) > 0)
 	}
 	return l, nil
 }
@@ -296,8 +301,10 @@ func (l *Live) reconcile(ctx context.Context) error {
 	}
 	l.m.uploads.Add(float64(rep.Uploaded))
 	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged)
-	for _, e := range mustReadIntents(l.cfg.OutboxDir) {
-		if err := removeSynced(l.cfg.OutboxDir, e); err != nil {
+	// Only the intents left by the last process: this one's own exports
+	// may be under way.
+	for _, name := range l.stale {
+		if err := removeSynced(l.cfg.OutboxDir, name); err != nil {
 			return err
 		}
 	}
@@ -305,17 +312,6 @@ func (l *Live) reconcile(ctx context.Context) error {
 	l.recover = false
 	l.mu.Unlock()
 	return nil
-}
-
-func mustReadIntents(dir string) []string {
-	des, _ := os.ReadDir(dir)
-	var out []string
-	for _, de := range des {
-		if len(de.Name()) > len(intentPrefix) && de.Name()[:len(intentPrefix)] == intentPrefix {
-			out = append(out, de.Name())
-		}
-	}
-	return out
 }
 
 // sleep waits for d (0: until woken), a Record, or ctx; false when ctx ended.

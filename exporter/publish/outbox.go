@@ -83,31 +83,31 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// readOutbox returns the entries stored in dir, oldest first, and whether
-// an intent file says an export was under way when the last process
+// readOutbox returns the entries stored in dir, oldest first, and the
+// intent files that say an export was under way when the last process
 // stopped. A file that does not parse is an error naming it.
-func readOutbox(dir string) (entries []*outboxEntry, interrupted bool, err error) {
+func readOutbox(dir string) (entries []*outboxEntry, intents []string, err error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false, fmt.Errorf("outbox: %w", err)
+		return nil, nil, fmt.Errorf("outbox: %w", err)
 	}
 	for _, de := range des {
 		name := de.Name()
 		switch {
 		case strings.HasPrefix(name, intentPrefix):
-			interrupted = true
+			intents = append(intents, name)
 		case strings.HasSuffix(name, outboxSuffix) && !strings.HasPrefix(name, "."):
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
-				return nil, false, fmt.Errorf("outbox: %w", err)
+				return nil, nil, fmt.Errorf("outbox: %w", err)
 			}
 			var e outboxEntry
 			if err := json.Unmarshal(data, &e); err != nil || e.Name == "" {
-				return nil, false, fmt.Errorf("outbox: %s is not an outbox entry (%v): move it away and run \"guidepub publish\" once", filepath.Join(dir, name), err)
+				return nil, nil, fmt.Errorf("outbox: %s is not an outbox entry (%v): move it away and run \"guidepub publish\" once", filepath.Join(dir, name), err)
 			}
 			entries = append(entries, &e)
 		}
 	}
 	slices.SortFunc(entries, func(a, b *outboxEntry) int { return a.Since.Compare(b.Since) })
-	return entries, interrupted, nil
+	return entries, intents, nil
 }

@@ -213,10 +213,10 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 		return err
 	}
 	// Batches are compared (files read, objects asked) on one goroutine
-	// while the merge goes on, at most two batches ahead.
+	// while the merge goes on, at most eight batches ahead.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	batches := make(chan []pair, 2)
+	batches := make(chan []pair, 8)
 	compared := make(chan error, 1)
 	go func() {
 		var err error
