@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -23,6 +24,10 @@ type outFile struct {
 	data    []byte // content, or nil for a copy of src
 	src     string // bundle file to copy when data is nil
 	doc     bool   // a document: written with compressed siblings
+	// format, for a public image, is its format: it is stripped of
+	// private metadata rather than copied (images.go).
+	format media.Format
+	width  int // a rendition of src this wide (images.go)
 }
 
 // plan is everything the export of one guide publishes.
@@ -41,7 +46,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	if def == nil {
 		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
 	}
-	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
+	r := &renderer{g: g, media: b.Media, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
 	var media, docs []outFile
 	maxDoc := e.cfg.Limits.WithDefaults().DocumentBytes
@@ -57,7 +62,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 		if withMedia {
 			for _, m := range vd.Media {
-				media = append(media, outFile{path: site.MediaFile(folder, m.Dst), src: m.Src})
+				media = append(media, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
 			}
 		}
 	}
@@ -97,7 +102,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			return nil, fmt.Errorf("render event: %w", err)
 		}
 		for _, m := range priv {
-			p.files = append(p.files, outFile{private: true, path: site.PrivateDocPath(g.GuideID, m.Dst), src: m.Src})
+			p.files = append(p.files, mediaFile(b, site.PrivateDocPath(g.GuideID, m.Dst), m, true))
 		}
 		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
 	}
@@ -367,6 +372,7 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
+	images  *imageCache
 }
 
 // docWrite is what put writes of one document: its compressed siblings

@@ -129,6 +129,7 @@ func limitFlags() []cli.Flag {
 		intFlag("max-documents", d.Documents, "document files one bundle may name, all languages together"),
 		intFlag("max-webhooks", d.Webhooks, "webhooks one bundle may hold"),
 		intFlag("max-document-size", d.DocumentBytes, "bytes one rendered document (summary, autofill...) may have"),
+		intFlag("max-image-pixels", d.ImagePixels, "pixels (width × height) one image of a bundle may have"),
 	}
 }
 
@@ -144,6 +145,7 @@ func readLimits(c *cli.Context) (bundle.Limits, error) {
 		Views: c.Int("max-views"), Buildings: c.Int("max-buildings"), Floors: c.Int("max-floors"),
 		Rooms: c.Int("max-rooms"), WallSegments: c.Int("max-wall-segments"), Photos: c.Int("max-photos"),
 		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"), DocumentBytes: c.Int("max-document-size"),
+		ImagePixels: c.Int("max-image-pixels"),
 	}, nil
 }
 

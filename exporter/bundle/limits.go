@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/guidepub/guidepub/exporter/media"
 )
 
 // Limits bound what one bundle may hold, so that a hostile or broken
@@ -25,6 +27,9 @@ type Limits struct {
 	// DocumentBytes bounds the size of one rendered document (summary,
 	// autofill...), checked by the exporter.
 	DocumentBytes int
+	// ImagePixels bounds the pixel count (width × height) of one image,
+	// checked from the file's header before anything decodes it.
+	ImagePixels int
 }
 
 // DefaultLimits are the limits of a zero Limits field.
@@ -38,6 +43,7 @@ var DefaultLimits = Limits{
 	Documents:     200,
 	Webhooks:      20,
 	DocumentBytes: 8 << 20,
+	ImagePixels:   media.DefaultMaxPixels,
 }
 
 // WithDefaults returns l with every zero (or negative) field replaced by
@@ -58,6 +64,7 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.Documents, d.Documents)
 	def(&l.Webhooks, d.Webhooks)
 	def(&l.DocumentBytes, d.DocumentBytes)
+	def(&l.ImagePixels, d.ImagePixels)
 	return l
 }
 
