@@ -109,11 +109,15 @@ func Renditions(src io.Reader, f Format, source [sha256.Size]byte, kept Kept, wi
 	iw, ih := img.Bounds().Dx(), img.Bounds().Dy()
 	scale := func(w int) *image.RGBA {
 		dst := image.NewRGBA(image.Rect(0, 0, w, RenditionHeight(iw, ih, w)))
-		if f != JPEG {
-			// JPEG has no transparency: transparent pixels become white.
+		// Renditions are opaque: JPEG has no transparency, so an image
+		// that may have some is drawn over white. Src, for an opaque
+		// source, takes x/image/draw's fast paths.
+		op := draw.Src
+		if f != JPEG && from == img {
 			draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+			op = draw.Over
 		}
-		scaler.Scale(dst, dst.Bounds(), from, from.Bounds(), draw.Over, nil)
+		scaler.Scale(dst, dst.Bounds(), from, from.Bounds(), op, nil)
 		return dst
 	}
 	for _, w := range widths {
