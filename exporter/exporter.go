@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -102,7 +103,7 @@ func New(cfg Config) (*Exporter, error) {
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)
 	}
-	e.settings = strings.Join([]string{"v1", cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
+	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
 	if err := e.loadManifest(); err != nil {
 		return nil, err
 	}
