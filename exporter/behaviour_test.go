@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -109,16 +110,18 @@ func TestIncremental(t *testing.T) {
 				t.Fatalf("after restoring: changed %v", c)
 			}
 
-			// A media file changes (same guide.json): its copies change.
+			// A media file changes (same guide.json, same pixel size): its
+			// copies and renditions change.
 			photo := filepath.Join(ev.srcDir, kingFolder, "photos", "front.jpg")
-			if err := afero.WriteFile(ev.src, photo, []byte("a new front photo"), 0o644); err != nil {
+			if err := afero.WriteFile(ev.src, photo, mediatest.Sample("a new front photo.jpg", 960, 720), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			ev.exportAll()
 			pubPhoto := snapshot(t, ev.out, ev.outDir)
 			got := changed(pub0, pubPhoto)
 			slices.Sort(got)
-			want := []string{"vKT301A/doc/en/galleryFrontImage.jpg", "vKT301A/doc/photos/ph-1.jpg", "vKT301B/doc/en/galleryFrontImage.jpg", "vKT301B/doc/photos/ph-1.jpg"}
+			want := []string{"vKT301A/doc/en/galleryFrontImage.jpg", "vKT301A/doc/photos/ph-1.jpg", "vKT301A/doc/photos/ph-1.w480.jpg",
+				"vKT301B/doc/en/galleryFrontImage.jpg", "vKT301B/doc/photos/ph-1.jpg", "vKT301B/doc/photos/ph-1.w480.jpg"}
 			if !slices.Equal(got, want) {
 				t.Errorf("after changing a photo, changed %v, want %v", got, want)
 			}

@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -107,19 +107,21 @@ func genGuide(i int) bundle.Guide {
 	}
 	d := g.Media.Documents["en"]
 	for f := range benchFloors {
-		d.JPGMetric = append(d.JPGMetric, bundle.FloorImage{ID: f + 1, FloorName: b.Floors[f].Name, File: fmt.Sprintf("doc/floor_m_%d.jpg", f+1), Width: 2200, Height: 1700})
-		d.JPGImperial = append(d.JPGImperial, bundle.FloorImage{ID: f + 1, FloorName: b.Floors[f].Name, File: fmt.Sprintf("doc/floor_i_%d.jpg", f+1), Width: 2200, Height: 1700})
+		d.JPGMetric = append(d.JPGMetric, bundle.FloorImage{ID: f + 1, FloorName: b.Floors[f].Name, File: fmt.Sprintf("doc/floor_m_%d.jpg", f+1)})
+		d.JPGImperial = append(d.JPGImperial, bundle.FloorImage{ID: f + 1, FloorName: b.Floors[f].Name, File: fmt.Sprintf("doc/floor_i_%d.jpg", f+1)})
 	}
 	g.Media.Documents["en"] = d
 	for p := range benchPhotos {
 		g.Media.Photos = append(g.Media.Photos, bundle.Photo{ID: fmt.Sprintf("p%02d", p+1), File: fmt.Sprintf("photos/p%02d.jpg", p+1),
-			Width: 4000, Height: 3000, Preferred: p == 0, Small: &bundle.Image{File: fmt.Sprintf("photos/p%02d_s.jpg", p+1), Width: 800, Height: 600}})
+			Preferred: p == 0, Small: &bundle.Image{File: fmt.Sprintf("photos/p%02d_s.jpg", p+1)}})
 	}
 	return g
 }
 
 // writeCorpusGuide writes bundle i under dir: guide.json and every file it
-// names (small deterministic bytes standing in for images and documents).
+// names (small real files of each format, mediatest.Sample; images of
+// 32×24 pixels, too small for renditions: BenchmarkRenditions measures
+// those).
 func writeCorpusGuide(tb testing.TB, dir string, i int, g bundle.Guide) {
 	folder := filepath.Join(dir, fmt.Sprintf("bundle-%05d", i))
 	for _, rel := range namedFiles(&g) {
@@ -127,8 +129,7 @@ func writeCorpusGuide(tb testing.TB, dir string, i int, g bundle.Guide) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		sum := sha256.Sum256([]byte(g.GuideID + rel))
-		data := bytes.Repeat(sum[:], 32) // 1 KiB
+		data := mediatest.Sample(g.GuideID+"/"+rel, 32, 24)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			tb.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -97,7 +98,7 @@ func New(cfg Config) (*Exporter, error) {
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)
 	}
-	e.settings = strings.Join([]string{"v1", cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
+	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
 	e.records, err = OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err

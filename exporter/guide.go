@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -312,6 +313,10 @@ type outFile struct {
 	data    []byte // content, or nil for a copy of src
 	src     string // bundle file to copy when data is nil
 	doc     bool   // a document: written with compressed siblings
+	// format, for a public image, is its format: it is stripped of
+	// private metadata rather than copied (images.go).
+	format media.Format
+	width  int // a rendition of src this wide (images.go)
 }
 
 // render renders every file guide b publishes at now.
@@ -321,7 +326,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	if def == nil {
 		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
 	}
-	r := &renderer{g: g, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
+	r := &renderer{g: g, media: b.Media, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
 	var media, docs []outFile
 	addView := func(folder string, vd viewDocs, withMedia bool) {
@@ -332,7 +337,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 		if withMedia {
 			for _, m := range vd.Media {
-				media = append(media, outFile{path: site.MediaFile(folder, m.Dst), src: m.Src})
+				media = append(media, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
 			}
 		}
 	}
@@ -375,7 +380,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			return nil, fmt.Errorf("render event: %w", err)
 		}
 		for _, m := range priv {
-			p.files = append(p.files, outFile{private: true, path: site.PrivateDocPath(g.GuideID, m.Dst), src: m.Src})
+			p.files = append(p.files, mediaFile(b, site.PrivateDocPath(g.GuideID, m.Dst), m, true))
 		}
 		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
 	}

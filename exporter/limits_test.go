@@ -161,7 +161,7 @@ func writeGuideAtLimits(t testing.TB, srcDir string, lim bundle.Limits) {
 	media := g["media"].(map[string]any)
 	var photos []any
 	for i := range lim.Photos {
-		photos = append(photos, map[string]any{"id": fmt.Sprintf("ph-%d", i), "file": "photos/front_small.jpg", "width": 800, "height": 600})
+		photos = append(photos, map[string]any{"id": fmt.Sprintf("ph-%d", i), "file": "photos/front_small.jpg"})
 	}
 	media["photos"] = photos
 	en := media["documents"].(map[string]any)["en"].(map[string]any)
@@ -169,8 +169,8 @@ func writeGuideAtLimits(t testing.TB, srcDir string, lim bundle.Limits) {
 	pages := (lim.Documents - 7) / 2
 	var metric, imperial []any
 	for i := range pages {
-		metric = append(metric, map[string]any{"id": i + 1, "floorName": fmt.Sprintf("Floor %d", i+1), "file": "doc/floor_metric_en_1.jpg", "width": 2200, "height": 1700})
-		imperial = append(imperial, map[string]any{"id": i + 1, "floorName": fmt.Sprintf("Floor %d", i+1), "file": "doc/floor_imperial_en_1.jpg", "width": 2200, "height": 1700})
+		metric = append(metric, map[string]any{"id": i + 1, "floorName": fmt.Sprintf("Floor %d", i+1), "file": "doc/floor_metric_en_1.jpg"})
+		imperial = append(imperial, map[string]any{"id": i + 1, "floorName": fmt.Sprintf("Floor %d", i+1), "file": "doc/floor_imperial_en_1.jpg"})
 	}
 	en["jpgMetric"], en["jpgImperial"] = metric, imperial
 	out, err := json.Marshal(g)

@@ -52,7 +52,8 @@ func stampOf(fi os.FileInfo) stamp {
 
 // putMedia publishes the bundle file f.src at f.path of t by streaming it
 // (memory does not grow with the file's size) and returns the SHA-256 of
-// what it published. A destination that already holds the same bytes is
+// what it published: a copy, or for a public image a copy without its
+// private metadata, or a rendition (imagewrite.go). A destination that already holds the same bytes is
 // left alone. When the source changes during the copy (its size, times or
 // length read differ), the copy is discarded and tried once more; a second
 // change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
@@ -60,7 +61,18 @@ func stampOf(fi os.FileInfo) stamp {
 func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	for attempt := range 2 {
-		s, err := w.copyMedia(t, b, f, attempt)
+		var (
+			s   [sha256.Size]byte
+			err error
+		)
+		switch {
+		case f.width > 0:
+			s, err = w.renderMedia(t, b, f)
+		case f.format != "":
+			s, err = w.stripMedia(t, b, f, attempt)
+		default:
+			s, err = w.copyMedia(t, b, f, attempt)
+		}
 		if errors.Is(err, errChanged) {
 			continue
 		}

@@ -1,10 +1,13 @@
 package exporter
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,9 +45,12 @@ func findPublished(t testing.TB, root, suffix string) string {
 func exportAllocs(t testing.TB, ev *env, size int64) uint64 {
 	t.Helper()
 	src := filepath.Join(ev.srcDir, "301-king-st-e", "doc", "gallery.zip")
-	if err := os.Truncate(src, size); err != nil {
+	writeZip(t, src, size, 0)
+	fi, err := os.Stat(src)
+	if err != nil {
 		t.Fatal(err)
 	}
+	size = fi.Size()
 	e, err := New(ev.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +62,7 @@ func exportAllocs(t testing.TB, ev *env, size int64) uint64 {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	fi, err := os.Stat(findPublished(t, ev.privDir, "/en/galleryZip.zip"))
+	fi, err = os.Stat(findPublished(t, ev.privDir, "/en/galleryZip.zip"))
 	if err != nil || fi.Size() != size {
 		t.Fatalf("published gallery.zip: %v, size %d, want %d", err, fi.Size(), size)
 	}
@@ -105,9 +111,7 @@ func TestMediaChangedDuringCopy(t *testing.T) {
 			ev := osEnv(t)
 			src := filepath.Join(ev.srcDir, "301-king-st-e", "doc", "gallery.zip")
 			// Large enough for many chunks, so the change lands mid-copy.
-			if err := os.WriteFile(src, bytes.Repeat([]byte{'a'}, 8*copyBufSize), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeZip(t, src, 8*copyBufSize, 'a')
 			copyHook = func(rel string, attempt int) {
 				if rel == "doc/gallery.zip" && attempt < tt.changes {
 					rewrite(t, src, byte('b'+attempt))
@@ -180,4 +184,48 @@ func newBenchEnv(b *testing.B) *env {
 	ev.cfg = testConfig(osfs, ev.srcDir, ev.outDir, ev.privDir)
 	ev.cfg.Jobs = 2
 	return ev
+}
+
+// writeZip writes at p a ZIP archive holding one stored entry of size
+// bytes of fill: a real archive, so that the bundle loads. Zero bytes are
+// skipped rather than written, so a large archive of zeros is sparse.
+func writeZip(t testing.TB, p string, size int64, fill byte) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte{fill}, 1<<20)
+	crc := crc32.NewIEEE()
+	for left := size; left > 0; left -= int64(len(chunk)) {
+		crc.Write(chunk[:min(left, int64(len(chunk)))])
+	}
+	zw := zip.NewWriter(sparseWriter{f})
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "data.bin", Method: zip.Store, CRC32: crc.Sum32(),
+		CompressedSize64: uint64(size), UncompressedSize64: uint64(size)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for left := size; left > 0; left -= int64(len(chunk)) {
+		if _, err := w.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sparseWriter writes to a file, seeking over buffers of zeros.
+type sparseWriter struct{ f *os.File }
+
+func (s sparseWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 && p[0] == 0 && bytes.Count(p, []byte{0}) == len(p) {
+		if _, err := s.f.Seek(int64(len(p)), io.SeekCurrent); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return s.f.Write(p)
 }

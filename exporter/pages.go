@@ -31,6 +31,7 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 		BrandedURL:   joinURL(r.urls.View, v.ViewID),
 		UnbrandedURL: joinURL(r.urls.Unbranded, v.ViewID),
 		EmbedURL:     joinURL(r.urls.Embed, v.ViewID),
+		Renditions:   r.rendered[v.ViewID],
 	})
 	var out []outFile
 	for i, k := range viewpage.Kinds {

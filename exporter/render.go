@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // urls are the public hosts documents link to (see docs/documents.md#base-addresses).
@@ -103,22 +105,6 @@ func fileExt(rel string) string {
 	return ext
 }
 
-// mediaType returns the autofill MediaType of an image file, or "" when the
-// dictionary has no value for its extension.
-func mediaType(rel string) string {
-	switch fileExt(rel) {
-	case ".jpg", ".jpeg":
-		return "jpeg"
-	case ".png":
-		return "png"
-	case ".gif":
-		return "gif"
-	case ".pdf":
-		return "pdf"
-	}
-	return ""
-}
-
 // Published names of media files, relative to a view's doc folder (public)
 // or to the guide's private doc folder. They depend only on ids and keys,
 // so a re-export with the same bundle gives the same names.
@@ -139,6 +125,8 @@ func smallPhotoName(p bundle.Photo) string {
 type mediaCopy struct {
 	Dst string // relative to the view's (or the guide's private) doc folder
 	Src string // relative to the bundle folder
+	// Width is a rendition's width (see images.go), 0 for the file itself.
+	Width int
 }
 
 // viewDocs is what one view publishes: documents by file name
@@ -168,9 +156,13 @@ type builtView struct {
 // renderer renders the documents of one guide.
 type renderer struct {
 	g          *bundle.Guide
+	media      map[string]media.Info // the bundle's files, by path
 	urls       urls
 	sourceName string
 	now        time.Time
+	// rendered holds the renditions of each view's images by the image's
+	// URL, for its pages (see images.go).
+	rendered map[string]map[string][]viewpage.Rendition
 }
 
 // buildView builds the summary and autofill of view v, when its status
@@ -286,6 +278,8 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 			if p.Small != nil {
 				add(smallPhotoName(p), p.Small.File)
 			}
+			copies, _ := r.renditions(v.ViewID, photoName(p), p.File)
+			out = append(out, copies...)
 		}
 	}
 	return out
@@ -520,7 +514,10 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 			for _, f := range d.FloorImages(k.Key) {
 				name := floorPageName(lang, k.Key, f)
 				pages = append(pages, mediaCopy{Dst: name, Src: f.File})
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: mediaType(f.File),
+				copies, recs := r.renditions(v.ViewID, name, f.File)
+				pages = append(pages, copies...)
+				r.addRenditions(v.ViewID, docURL(name), recs)
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: r.mediaType(f.File),
 					MediaURL: docURL(name), ShortDescription: k.Units + " floor page", ImageWidth: f.Width, ImageHeight: f.Height,
 					MediaObjectID: k.Key + "-" + strconv.Itoa(f.ID)})
 			}
@@ -529,11 +526,22 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	if !v.Hides(bundle.HidePhotos) {
 		for _, p := range g.Media.Photos {
 			pref := p.Preferred
-			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: mediaType(p.File),
+			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
 				MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
-			if p.Small != nil {
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: mediaType(p.Small.File),
+			_, recs := r.renditions(v.ViewID, photoName(p), p.File)
+			r.addRenditions(v.ViewID, docURL(photoName(p)), recs)
+			switch {
+			case p.Small != nil:
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.Small.File),
 					MediaURL: docURL(smallPhotoName(p)), ImageWidth: p.Small.Width, ImageHeight: p.Small.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
+			case len(recs) > 0:
+				// A photo without a small one: its smallest rendition.
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: "jpeg",
+					MediaURL: recs[0].URL, ImageWidth: recs[0].Width, ImageHeight: recs[0].Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
+			default:
+				// Small enough already: the photo is its own small one.
+				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
+					MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			}
 		}
 	}

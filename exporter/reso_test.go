@@ -2,8 +2,10 @@ package exporter
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +17,8 @@ import (
 )
 
 // resoMetadata is the RESO Data Dictionary 1.7 metadata report, as copied
-// into the repository.
-var resoMetadata = filepath.Join("..", "fixtures", "reso", "dd-1.7-metadata-report.json")
+// into the repository (gzipped: it is most of fixtures/ otherwise).
+var resoMetadata = filepath.Join("..", "fixtures", "reso", "dd-1.7-metadata-report.json.gz")
 
 // resoLocalFields are the autofill fields that RESO DD 1.7 does not define,
 // by resource. TestResoLocalFieldsAreLocal checks that each truly is absent
@@ -59,7 +61,16 @@ type resoDict struct {
 
 func loadResoDict(t testing.TB) *resoDict {
 	t.Helper()
-	data, err := os.ReadFile(resoMetadata)
+	f, err := os.Open(resoMetadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)
 	}

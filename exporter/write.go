@@ -55,7 +55,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 				defer func() { <-sem }()
 				r := &results[i]
 				// Its own writer, so the counts need no lock.
-				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}}
+				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}, images: w.images}
 				r.hashes = fw.hashes
 				f := files[i]
 				t := w.e.pub
@@ -200,6 +200,7 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
+	images  *imageCache
 	// hashes are the SHA-256 of the files written or found identical, by
 	// absolute path: what the guide's record keeps (see describe).
 	hashes map[string][sha256.Size]byte

@@ -3,6 +3,7 @@ package site
 import (
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -215,4 +216,14 @@ func PrivateDocPath(guideID, rel string) string {
 // below viewURL (no trailing slash).
 func PrivateURL(viewURL, guideID, rel string) string {
 	return strings.TrimRight(viewURL, "/") + PrivatePrefix + guideID + "/" + rel
+}
+
+// RenditionFile returns the name of the rendition width pixels wide of the
+// published image rel (relative to a view's doc folder): rel without its
+// extension, then ".w<width>.jpg" ("photos/ph-1.jpg" at 480:
+// "photos/ph-1.w480.jpg"). Published image names have one dot, before
+// their extension, so a rendition's name is no other file's (see
+// docs/output.md#images).
+func RenditionFile(rel string, width int) string {
+	return strings.TrimSuffix(rel, path.Ext(rel)) + ".w" + strconv.Itoa(width) + ".jpg"
 }

@@ -133,6 +133,7 @@ func limitFlags() []cli.Flag {
 		intFlag("max-emails", d.Emails, "email addresses one bundle's banner may hold"),
 		intFlag("max-social-links", d.SocialLinks, "social links one bundle's banner may hold"),
 		intFlag("max-document-size", d.DocumentBytes, "bytes one file written for a bundle (document, view page, ready event, record...) may have"),
+		intFlag("max-image-pixels", d.ImagePixels, "pixels (width × height) one image of a bundle may have"),
 	}
 }
 
@@ -149,7 +150,7 @@ func readLimits(c *cli.Context) (bundle.Limits, error) {
 		Rooms: c.Int("max-rooms"), WallSegments: c.Int("max-wall-segments"), Photos: c.Int("max-photos"),
 		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"),
 		Phones: c.Int("max-phones"), Emails: c.Int("max-emails"), SocialLinks: c.Int("max-social-links"),
-		DocumentBytes: c.Int("max-document-size"),
+		DocumentBytes: c.Int("max-document-size"), ImagePixels: c.Int("max-image-pixels"),
 	}, nil
 }
 

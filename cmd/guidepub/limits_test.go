@@ -18,6 +18,10 @@ func TestLimitFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "--max-rooms") {
 		t.Fatalf("--max-rooms 2: exit %d, want 1 naming the flag\n%s", code, stderr)
 	}
+	code, _, stderr = runCLI(t, "validate", "--src", src, "--max-image-pixels", "100000")
+	if code != 1 || !strings.Contains(stderr, "more than the limit of 0.1 megapixels for one image (raise it with --max-image-pixels)") {
+		t.Fatalf("--max-image-pixels 100000: exit %d, want 1 naming the flag\n%s", code, stderr)
+	}
 	if code, out, stderr := runCLI(t, args...); code != 0 {
 		t.Fatalf("default limits: exit %d\n%s%s", code, out, stderr)
 	}

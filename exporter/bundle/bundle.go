@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/media"
 )
 
 // Problem is one thing wrong with a bundle.
@@ -83,6 +85,10 @@ type Bundle struct {
 	Dir    string // dir as given to Load
 	Guide  Guide
 	Raw    []byte // guide.json as read
+	// Media is what each file the guide names holds (its format and
+	// pixel size), by its path relative to the folder: the export
+	// publishes what the files are, not what guide.json says.
+	Media map[string]media.Info
 
 	fsys afero.Fs
 }
@@ -117,13 +123,16 @@ func LoadLimits(fsys afero.Fs, dir string, lim Limits) (*Bundle, error) {
 	for i := range problems {
 		problems[i].File = guideFile
 	}
+	var infos map[string]media.Info
 	if g != nil {
-		problems = append(problems, checkFiles(fsys, dir, folder, g)...)
+		var fp []Problem
+		infos, fp = checkFiles(fsys, dir, folder, g, lim.ImagePixels)
+		problems = append(problems, fp...)
 	}
 	if len(problems) > 0 {
 		return nil, &Error{Folder: folder, Problems: problems}
 	}
-	return &Bundle{Folder: folder, Dir: dir, Guide: *g, Raw: raw, fsys: fsys}, nil
+	return &Bundle{Folder: folder, Dir: dir, Guide: *g, Raw: raw, Media: infos, fsys: fsys}, nil
 }
 
 // MaxGuideSize is the largest guide.json Load reads, in bytes: far above

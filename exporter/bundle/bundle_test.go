@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
 )
 
 // baseGuide is a small valid guide.json; the tests break it one way at a
@@ -257,8 +258,6 @@ func badGuides(t testing.TB) []struct {
 			{"$.billableArea.sqMeters", `missing required field "sqMeters"`},
 			{"$.media.documents.fr.jpgImperial[0].floorName", `missing required field "floorName"`},
 			{"$.media.documents.fr.jpgImperial[0].file", `missing required field "file"`},
-			{"$.media.documents.fr.jpgImperial[0].width", `missing required field "width"`},
-			{"$.media.documents.fr.jpgImperial[0].height", `missing required field "height"`},
 			{"$.property.location.lat", `missing required field "lat"`},
 			{"$.summary.buildings[1].id", `missing required field "id"`},
 		}},
@@ -365,13 +364,13 @@ func badGuides(t testing.TB) []struct {
 			[]want{{"$.summary.buildings", "0 buildings have isMainBuilding"}}},
 		{"media rules", edit(t, func(g map[string]any) {
 			set(t, g, "media.photos.1.preferred", true)
-			set(t, g, "media.photos.1.width", 0)
+			set(t, g, "media.photos.1.width", -1)
 			set(t, g, "media.photos.0.small.height", -5)
 			set(t, g, "media.video", "javascript:alert(1)")
 			set(t, g, "media.documents.de", map[string]any{})
 		}), []want{
 			{"$.media.photos[0].small.height", "height -5 must be a positive number of pixels"},
-			{"$.media.photos[1].width", "width 0 must be a positive number of pixels"},
+			{"$.media.photos[1].width", "width -1 must be a positive number of pixels"},
 			{"$.media.photos[1].preferred", "a second preferred photo; $.media.photos[0] is already preferred"},
 			{"$.media.video", "must be an absolute http or https URL"},
 			{"$.media.documents.de", `unknown language "de"`},
@@ -527,11 +526,26 @@ func writeBundle(t *testing.T, fsys afero.Fs, src, folder string, guide []byte, 
 		if err := fsys.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := afero.WriteFile(fsys, p, []byte("content of "+f), 0o644); err != nil {
+		if err := afero.WriteFile(fsys, p, sample(f), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// sampleSizes are the pixel sizes baseGuide gives its images.
+var sampleSizes = map[string][2]int{
+	"photos/p1.jpg": {800, 600}, "photos/p1-small.jpg": {80, 60}, "photos/p2.jpg": {800, 600}, "doc/main.jpg": {100, 80},
+}
+
+// sample returns the content writeBundle gives the file f: a real file of
+// its format (mediatest.Sample), an image of the size baseGuide gives it.
+func sample(f string) []byte {
+	size, ok := sampleSizes[f]
+	if !ok {
+		size = [2]int{8, 8}
+	}
+	return mediatest.Sample(f, size[0], size[1])
 }
 
 func without(files []string, drop string) []string {
@@ -558,7 +572,7 @@ func TestLoad(t *testing.T) {
 					t.Errorf("bundle = %q %q %q", b.Folder, b.Dir, b.Guide.GuideID)
 				}
 				data, err := b.ReadFile("doc/plan.pdf")
-				if err != nil || string(data) != "content of doc/plan.pdf" {
+				if err != nil || string(data) != string(sample("doc/plan.pdf")) {
 					t.Errorf("ReadFile = %q, %v", data, err)
 				}
 				f, err := b.Open("photos/p2.jpg")
@@ -567,7 +581,7 @@ func TestLoad(t *testing.T) {
 				}
 				st, err := f.Stat()
 				f.Close()
-				if err != nil || st.Size() != int64(len("content of photos/p2.jpg")) {
+				if err != nil || st.Size() != int64(len(sample("photos/p2.jpg"))) {
 					t.Errorf("Open: size %v, %v", st, err)
 				}
 				for _, bad := range []string{"../x", "/etc/passwd", "a/../../b", ""} {

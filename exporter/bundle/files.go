@@ -7,45 +7,80 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/site"
 )
 
-// fileRef is one file named by guide.json: the JSON path of the reference
-// and the slash-separated path relative to the bundle folder.
+// fileRef is one file named by guide.json: the JSON path of the reference,
+// the slash-separated path relative to the bundle folder, the formats the
+// reference accepts and, for an image, the pixel size guide.json gives (0
+// when absent), which checkFiles fills from the file.
 type fileRef struct {
 	jsonPath string
 	rel      string
+	accept   []media.Format
+	w, h     *int
+}
+
+// Formats a reference accepts.
+var (
+	imageFormats = []media.Format{media.JPEG, media.PNG, media.GIF}
+	jpegFormat   = []media.Format{media.JPEG}
+	pdfFormat    = []media.Format{media.PDF}
+	zipFormat    = []media.Format{media.ZIP}
+)
+
+// kindFormats returns the formats a document kind's files must have: JPEG
+// floor pages, PDF floor plans, ZIP archives, and images otherwise.
+func kindFormats(k site.DocumentKind) []media.Format {
+	switch {
+	case k.FloorPages:
+		return jpegFormat
+	case strings.HasPrefix(k.Key, "pdf"):
+		return pdfFormat
+	case strings.HasSuffix(k.Key, "Zip"):
+		return zipFormat
+	}
+	return imageFormats
 }
 
 // fileRefs lists every file g names: photos in order, then documents by
 // language (sorted), each in the order of site.DocumentKinds.
 func fileRefs(g *Guide) []fileRef {
 	var refs []fileRef
-	add := func(p, rel string) {
+	add := func(p, rel string, accept []media.Format, w, h *int) {
 		if rel != "" {
-			refs = append(refs, fileRef{jsonPath: p, rel: rel})
+			refs = append(refs, fileRef{jsonPath: p, rel: rel, accept: accept, w: w, h: h})
 		}
 	}
-	for i, ph := range g.Media.Photos {
+	for i := range g.Media.Photos {
+		ph := &g.Media.Photos[i]
 		p := fmt.Sprintf("$.media.photos[%d]", i)
-		add(p+".file", ph.File)
+		add(p+".file", ph.File, imageFormats, &ph.Width, &ph.Height)
 		if ph.Small != nil {
-			add(p+".small.file", ph.Small.File)
+			add(p+".small.file", ph.Small.File, imageFormats, &ph.Small.Width, &ph.Small.Height)
 		}
 	}
 	for _, lang := range sortedKeys(g.Media.Documents) {
 		d := g.Media.Documents[lang]
 		p := "$.media.documents" + keyPath(lang)
-		d.eachFile(func(key string, i int, rel string) {
-			if i < 0 {
-				add(p+"."+key, rel)
-			} else {
-				add(fmt.Sprintf("%s.%s[%d].file", p, key, i), rel)
+		for _, k := range site.DocumentKinds {
+			if !k.FloorPages {
+				add(p+"."+k.Key, d.File(k.Key), kindFormats(k), nil, nil)
+				continue
 			}
-		})
+			// The slice shares its array with the guide's.
+			imgs := d.FloorImages(k.Key)
+			for i := range imgs {
+				add(fmt.Sprintf("%s.%s[%d].file", p, k.Key, i), imgs[i].File, kindFormats(k), &imgs[i].Width, &imgs[i].Height)
+			}
+		}
 	}
 	return refs
 }
@@ -86,25 +121,91 @@ func checkRel(rel string) string {
 
 // checkFiles checks that every file g names exists in the bundle folder dir
 // of fsys as a regular file reached through no symbolic link, with no
-// other hard link (checkMedia). Each
-// reference gets its own problem; path syntax problems are Parse's.
-func checkFiles(fsys afero.Fs, dir, folder string, g *Guide) []Problem {
+// other hard link (checkMedia), and is what
+// its name and its reference say (media.Check): the format its extension
+// names, one the reference accepts, at most maxPixels pixels for an image
+// (0: media.DefaultMaxPixels), with the width and height guide.json gives,
+// if any. It fills absent image sizes from the files and returns what it
+// found of each file by path. Each reference gets its own problems; path
+// syntax problems are Parse's.
+func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, maxPixels int) (map[string]media.Info, []Problem) {
 	var problems []Problem
-	seen := map[string]string{} // rel -> problem message ("" when fine)
+	type checked struct {
+		info media.Info
+		msg  string
+	}
+	seen := map[string]checked{}
+	infos := map[string]media.Info{}
 	for _, ref := range fileRefs(g) {
 		if checkRel(ref.rel) != "" {
 			continue // reported by Parse
 		}
-		msg, ok := seen[ref.rel]
+		c, ok := seen[ref.rel]
 		if !ok {
-			msg = checkMedia(fsys, dir, ref.rel)
-			seen[ref.rel] = msg
+			c.msg = checkMedia(fsys, dir, ref.rel)
+			if c.msg == "" {
+				c.info, c.msg = checkContent(fsys, filepath.Join(dir, filepath.FromSlash(ref.rel)), ref.rel, maxPixels)
+			}
+			seen[ref.rel] = c
 		}
-		if msg != "" {
-			problems = append(problems, Problem{File: folder + "/" + ref.rel, Path: ref.jsonPath, Message: msg})
+		add := func(p, msg string) {
+			problems = append(problems, Problem{File: folder + "/" + ref.rel, Path: p, Message: msg})
+		}
+		if c.msg != "" {
+			add(ref.jsonPath, c.msg)
+			continue
+		}
+		infos[ref.rel] = c.info
+		if !slices.Contains(ref.accept, c.info.Format) {
+			var names []string
+			for _, f := range ref.accept {
+				names = append(names, f.Name())
+			}
+			add(ref.jsonPath, fmt.Sprintf("the file is %s; this field takes %s", c.info.Format.Name(), strings.Join(names, " or ")))
+			continue
+		}
+		if ref.w == nil {
+			continue
+		}
+		base := strings.TrimSuffix(ref.jsonPath, ".file")
+		for _, d := range []struct {
+			name   string
+			given  *int
+			inFile int
+		}{{"width", ref.w, c.info.Width}, {"height", ref.h, c.info.Height}} {
+			switch {
+			case *d.given == 0:
+				*d.given = d.inFile
+			case *d.given != d.inFile:
+				add(base+"."+d.name, fmt.Sprintf("%s %d differs from the file's %d pixels (leave it out to take the file's)", d.name, *d.given, d.inFile))
+			}
 		}
 	}
-	return problems
+	return infos, problems
+}
+
+// checkContent returns what the bundle file at name (rel in the bundle)
+// holds, or why it cannot be published: media.Check's problem, or a name
+// whose extension says another format.
+func checkContent(fsys afero.Fs, name, rel string, maxPixels int) (media.Info, string) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return media.Info{}, readError(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return media.Info{}, readError(err)
+	}
+	info, err := media.Check(f, fi.Size(), maxPixels)
+	if err != nil {
+		return info, "the file is " + err.Error()
+	}
+	ext := path.Ext(rel)
+	if named, ok := media.ByExtension(ext); !ok || named != info.Format {
+		return info, fmt.Sprintf("the file is %s, but its name ends in %q", info.Format.Name(), ext)
+	}
+	return info, ""
 }
 
 // checkFile returns why the bundle file rel (already syntactically safe)

@@ -51,8 +51,8 @@ type Media struct {
 type Photo struct {
 	ID        string `json:"id" bundle:"required"`
 	File      string `json:"file" bundle:"required"`
-	Width     int    `json:"width" bundle:"required"`
-	Height    int    `json:"height" bundle:"required"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
 	Small     *Image `json:"small,omitempty"`
 	Preferred bool   `json:"preferred,omitempty"`
 }
@@ -60,8 +60,8 @@ type Photo struct {
 // Image is a file with its pixel size.
 type Image struct {
 	File   string `json:"file" bundle:"required"`
-	Width  int    `json:"width" bundle:"required"`
-	Height int    `json:"height" bundle:"required"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
 }
 
 // Documents names the files of the bundle holding the documents of one
@@ -90,8 +90,8 @@ type FloorImage struct {
 	ID        int    `json:"id" bundle:"required"`
 	FloorName string `json:"floorName" bundle:"required"`
 	File      string `json:"file" bundle:"required"`
-	Width     int    `json:"width" bundle:"required"`
-	Height    int    `json:"height" bundle:"required"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
 }
 
 // Unit systems of a view's autofill document.

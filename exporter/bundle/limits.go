@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/exporter/media"
 )
 
 // Limits bound what one bundle may hold, so that a hostile or broken
@@ -30,6 +31,9 @@ type Limits struct {
 	// DocumentBytes bounds the size of one rendered document (summary,
 	// autofill...), checked by the exporter.
 	DocumentBytes int
+	// ImagePixels bounds the pixel count (width × height) of one image,
+	// checked from the file's header before anything decodes it.
+	ImagePixels int
 }
 
 // DefaultLimits are the limits of a zero Limits field.
@@ -46,6 +50,7 @@ var DefaultLimits = Limits{
 	Emails:        20,
 	SocialLinks:   20,
 	DocumentBytes: 8 << 20,
+	ImagePixels:   media.DefaultMaxPixels,
 }
 
 // WithDefaults returns l with every zero (or negative) field replaced by
@@ -69,6 +74,7 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.Emails, d.Emails)
 	def(&l.SocialLinks, d.SocialLinks)
 	def(&l.DocumentBytes, d.DocumentBytes)
+	def(&l.ImagePixels, d.ImagePixels)
 	return l
 }
 

@@ -336,11 +336,14 @@ func (c *checker) floorImages(path string, imgs []FloorImage) {
 	}
 }
 
+// size checks an image's pixel size as guide.json gives it: optional (0
+// when absent; the file's own size is what is published), positive when
+// given. checkFiles compares it with the file.
 func (c *checker) size(path string, w, h int) {
-	if w <= 0 {
+	if w < 0 {
 		c.add(path+".width", "width %d must be a positive number of pixels", w)
 	}
-	if h <= 0 {
+	if h < 0 {
 		c.add(path+".height", "height %d must be a positive number of pixels", h)
 	}
 }

@@ -144,8 +144,8 @@ func TestValidate(t *testing.T) {
 		{"absolute file", func(g map[string]any) {
 			g["media"].(map[string]any)["photos"] = []any{map[string]any{"id": "p1", "file": "/etc/passwd", "width": 1, "height": 1}}
 		}, []string{"$.media.photos[0].file"}},
-		{"photo without size", func(g map[string]any) {
-			g["media"].(map[string]any)["photos"] = []any{map[string]any{"id": "p1", "file": "a.jpg"}}
+		{"photo negative size", func(g map[string]any) {
+			g["media"].(map[string]any)["photos"] = []any{map[string]any{"id": "p1", "file": "a.jpg", "width": -1, "height": -2}}
 		}, []string{"$.media.photos[0].height", "$.media.photos[0].width"}},
 		{"two preferred photos", func(g map[string]any) {
 			p := map[string]any{"id": "p1", "file": "a.jpg", "width": 1, "height": 1, "preferred": true}

@@ -186,8 +186,8 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		{"guide.json as a document", func(g map[string]any) {
 			obj(g["media"])["documents"] = map[string]any{"en": map[string]any{"galleryZip": "guide.json"}}
 		}, []string{"$.media.documents.en.galleryZip"}},
-		{"photo width zero", func(g map[string]any) {
-			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "file": "doc/embed_preview.jpg", "width": 0, "height": 10}}
+		{"photo width negative", func(g map[string]any) {
+			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "file": "doc/embed_preview.jpg", "width": -1}}
 		}, []string{"$.media.photos[0].width"}},
 		{"photo without file", func(g map[string]any) {
 			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "width": 10, "height": 10}}

@@ -79,6 +79,7 @@ type Extra struct {
 	// BrandedURL, UnbrandedURL and EmbedURL are the absolute URLs of the
 	// view's three pages.
 	BrandedURL, UnbrandedURL, EmbedURL string
+	Renditions                         map[string][]Rendition // by the image's published URL (as in the autofill's Media records), ascending width
 }
 
 // Input is everything one view's pages show, with hidden features already

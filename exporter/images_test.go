@@ -1,0 +1,192 @@
+package exporter
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/site/viewpage"
+)
+
+// TestNoPrivateMetadataPublished publishes a camera photo with GPS EXIF
+// (and XMP, IPTC, a comment) in a guide with a view that shows its
+// address (vKT301A) and one that hides it (vKT301B): no public byte holds
+// the coordinates, the other private strings or an EXIF block beyond the
+// orientation; the private tree's documents are the bundle's bytes.
+func TestNoPrivateMetadataPublished(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	photo := filepath.Join(ev.srcDir, kingFolder, "photos", "front.jpg")
+	if err := afero.WriteFile(ev.src, photo, mediatest.PhotoWithGPS(960, 720), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := ev.exportAll(); rep.Rejected != 0 {
+		t.Fatalf("rejected: %s", rep.Summary())
+	}
+	pub := snapshot(t, ev.out, ev.outDir)
+	photos := 0
+	for name, data := range pub {
+		if strings.HasPrefix(name, "vKT301") && strings.Contains(name, "/doc/photos/ph-1") {
+			photos++
+		}
+		for _, c := range [][]byte{mediatest.GPSLatitude, mediatest.GPSLongitude} {
+			if bytes.Contains(data, c) {
+				t.Errorf("%s holds the GPS coordinates", name)
+			}
+		}
+		for _, s := range mediatest.Secrets {
+			if bytes.Contains(data, []byte(s)) {
+				t.Errorf("%s holds %q", name, s)
+			}
+		}
+		// The only EXIF block allowed is the orientation alone.
+		if i := bytes.Index(data, []byte("Exif\x00\x00")); i >= 0 && !bytes.HasPrefix(data[i+6:], []byte("MM\x00\x2a\x00\x00\x00\x08\x00\x01\x01\x12")) {
+			t.Errorf("%s holds an EXIF block with more than the orientation", name)
+		}
+	}
+	// Both views publish the photo, its small one and its renditions
+	// (960 wide: 480).
+	if photos != 6 {
+		t.Errorf("%d published files of photo ph-1 in the views, want 6", photos)
+	}
+	priv := snapshot(t, ev.out, ev.privDir)
+	zipSrc, err := afero.ReadFile(ev.src, filepath.Join(ev.srcDir, kingFolder, "doc", "gallery.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for name, data := range priv {
+		if strings.HasSuffix(name, "/en/galleryZip.zip") && strings.Contains(name, "/gKT") {
+			found = true
+			if !bytes.Equal(data, zipSrc) {
+				t.Errorf("private %s differs from the bundle's file", name)
+			}
+		}
+	}
+	if !found {
+		t.Error("no private gallery.zip")
+	}
+}
+
+// TestNoImageWorkWhenImagesUnchanged: the first export makes renditions;
+// an export of an unchanged guide, or of a guide whose guide.json alone
+// changed, decodes no image.
+func TestNoImageWorkWhenImagesUnchanged(t *testing.T) {
+	ev := newEnv(t, fsKinds[1])
+	before := imageWork.Load()
+	ev.exportAll()
+	first := imageWork.Load() - before
+	if first == 0 {
+		t.Fatal("the first export made no renditions")
+	}
+	ev.exportAll()
+	ev.editGuide(kingFolder, func(g map[string]any) {
+		g["property"].(map[string]any)["city"] = "Waterloo"
+	})
+	rep := ev.exportAll()
+	if rep.Written == 0 {
+		t.Fatalf("the edit changed nothing: %s", rep.Summary())
+	}
+	if n := imageWork.Load() - before - first; n != 0 {
+		t.Errorf("exports of unchanged images decoded %d images", n)
+	}
+}
+
+// TestBadMediaRejected replaces a published bundle's file with bad
+// content: the bundle is rejected with the file (and the JSON path)
+// named, and nothing published changes.
+func TestBadMediaRejected(t *testing.T) {
+	photo := mediatest.PhotoWithGPS(960, 720)
+	tests := []struct {
+		name, file string
+		data       []byte
+		edit       func(g map[string]any)
+		want       string
+	}{
+		{"decompression bomb", "photos/kitchen.png", mediatest.PNGBomb(100000, 100000), nil,
+			"301-king-st-e/photos/kitchen.png: $.media.photos[1].file: the file is an image of 100000×100000 pixels"},
+		{"truncated JPEG", "photos/front.jpg", photo[:len(photo)/2], nil,
+			"301-king-st-e/photos/front.jpg: $.media.photos[0].file: the file is a JPEG image that is truncated"},
+		{"PDF that is HTML", "doc/floorplan_metric_en.pdf", []byte("<html><body>502 Bad Gateway</body></html>"), nil,
+			"301-king-st-e/doc/floorplan_metric_en.pdf: $.media.documents.en.pdfMetric: the file is not a JPEG, PNG, GIF, PDF or ZIP file (it starts like HTML or XML)"},
+		{"ZIP with ../", "doc/gallery.zip", mediatest.ZIP("a.jpg", "../../outside.jpg"), nil,
+			`301-king-st-e/doc/gallery.zip: $.media.documents.en.galleryZip: the file is a ZIP archive with the entry "../../outside.jpg"`},
+		{"PNG named .jpg", "photos/front.jpg", mediatest.Sample("x.png", 960, 720), nil,
+			`301-king-st-e/photos/front.jpg: $.media.photos[0].file: the file is a PNG image, but its name ends in ".jpg"`},
+		{"PDF as a floor page", "doc/floor_metric_en_1.jpg", mediatest.PDF(), nil,
+			`the file is a PDF document, but its name ends in ".jpg"`},
+		{"width not the file's", "", nil, func(g map[string]any) {
+			g["media"].(map[string]any)["photos"].([]any)[0].(map[string]any)["width"] = 999
+		}, "301-king-st-e/photos/front.jpg: $.media.photos[0].width: width 999 differs from the file's 960 pixels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := newEnv(t, fsKinds[0])
+			if rep := ev.exportAll(); rep.Rejected != 0 {
+				t.Fatal(rep.Summary())
+			}
+			pub0, priv0 := snapshot(t, ev.out, ev.outDir), snapshot(t, ev.out, ev.privDir)
+			if tt.file != "" {
+				if err := afero.WriteFile(ev.src, filepath.Join(ev.srcDir, kingFolder, filepath.FromSlash(tt.file)), tt.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.edit != nil {
+				ev.editGuide(kingFolder, tt.edit)
+			}
+			rep := ev.exportAll()
+			var err error
+			for _, g := range rep.Guides {
+				if g.Folder == kingFolder {
+					err = g.Err
+				}
+			}
+			var be *bundle.Error
+			if !errors.As(err, &be) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want a bundle error with %q", err, tt.want)
+			}
+			if c := changed(pub0, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+				t.Errorf("public files changed: %v", c)
+			}
+			if c := changed(priv0, snapshot(t, ev.out, ev.privDir)); len(slices.DeleteFunc(c, func(s string) bool { return s == "manifest.json" })) > 0 {
+				t.Errorf("private files changed: %v", c)
+			}
+		})
+	}
+}
+
+// TestPageRenditions: the pages get, by the published URL of each photo
+// and floor page, its renditions in ascending width, with their URLs and
+// sizes; a view that hides photos has none for them.
+func TestPageRenditions(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	b, err := ev.exporter().load(kingFolder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &renderer{g: &b.Guide, media: b.Media, urls: urls{View: "https://v.example"}, now: testNow}
+	for i := range b.Guide.Views {
+		if _, err := r.renderView(&b.Guide.Views[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := r.rendered["vKT301A"]
+	photo := a["https://v.example/vKT301A/doc/photos/ph-1.jpg"]
+	want := []viewpage.Rendition{{URL: "https://v.example/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}}
+	if !slices.Equal(photo, want) {
+		t.Errorf("photo renditions %+v, want %+v", photo, want)
+	}
+	page := a["https://v.example/vKT301A/doc/en/jpgMetric-1.jpg"]
+	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 370 {
+		t.Errorf("floor page renditions %+v", page)
+	}
+	if len(a) != 6 { // 2 photos, 4 floor pages
+		t.Errorf("%d images with renditions in vKT301A, want 6: %v", len(a), a)
+	}
+}

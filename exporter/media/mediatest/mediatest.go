@@ -1,0 +1,200 @@
+// Package mediatest makes media files for tests: a camera-like JPEG with
+// private EXIF, XMP, IPTC and comment segments, and hostile files.
+package mediatest
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"path"
+	"strings"
+)
+
+// Secrets are strings PhotoWithGPS hides in its metadata; none may reach a
+// published file.
+var Secrets = []string{"SERIAL-4711-SECRET", "Jane Owner", "2026:11:24 09:41:00", "xmp-secret-address", "iptc-secret-caption", "comment-secret"}
+
+// GPSLatitude and GPSLongitude are the coordinates PhotoWithGPS holds, as
+// the EXIF RATIONAL triples' raw bytes appear in it.
+var GPSLatitude, GPSLongitude = rationals(45, 31, 123456), rationals(73, 34, 654321)
+
+func rationals(d, m, s100 uint32) []byte {
+	var b []byte
+	for _, v := range [][2]uint32{{d, 1}, {m, 1}, {s100, 10000}} {
+		b = binary.BigEndian.AppendUint32(b, v[0])
+		b = binary.BigEndian.AppendUint32(b, v[1])
+	}
+	return b
+}
+
+// Picture returns a w×h picture with smooth colours and some detail.
+func Picture(w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8((x ^ y) & 0xff), 0xff})
+		}
+	}
+	return img
+}
+
+// JPEG returns img encoded as a plain JPEG.
+func JPEG(img image.Image) []byte {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 85}); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// PhotoWithGPS returns a w×h JPEG as a camera writes it: EXIF with the
+// orientation (6, rotated), camera serial, owner, capture time and the GPS
+// position GPSLatitude/GPSLongitude; XMP; IPTC; a comment. Each holds one
+// of Secrets.
+func PhotoWithGPS(w, h int) []byte {
+	plain := JPEG(Picture(w, h))
+	var b bytes.Buffer
+	b.Write(plain[:2])
+	b.Write(segment(0xE0, []byte("JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")))
+	b.Write(segment(0xE1, append([]byte("Exif\x00\x00"), exifTIFF()...)))
+	b.Write(segment(0xE1, []byte("http://ns.adobe.com/xap/1.0/\x00<x:xmpmeta><rdf:Description dc:description='"+Secrets[3]+"'/></x:xmpmeta>")))
+	b.Write(segment(0xED, []byte("Photoshop 3.0\x008BIM\x04\x04\x00\x00\x00\x00\x00\x20\x1c\x02\x78\x00\x13"+Secrets[4])))
+	b.Write(segment(0xFE, []byte(Secrets[5])))
+	b.Write(plain[2:])
+	return b.Bytes()
+}
+
+func segment(m byte, p []byte) []byte {
+	out := []byte{0xFF, m, 0, 0}
+	binary.BigEndian.PutUint16(out[2:], uint16(len(p)+2))
+	return append(out, p...)
+}
+
+// exifTIFF returns a big-endian TIFF block: IFD0 with orientation 6,
+// serial (BodySerialNumber lives in the EXIF IFD; here as Make for
+// brevity), artist, date and a GPS IFD pointer; the GPS IFD with both
+// coordinates.
+func exifTIFF() []byte {
+	type entry struct {
+		tag, typ uint16
+		count    uint32
+		value    []byte // > 4 bytes go to the data area
+	}
+	ascii := func(s string) []byte { return append([]byte(s), 0) }
+	ifd0 := []entry{
+		{0x010F, 2, 0, ascii(Secrets[0])},
+		{0x0112, 3, 1, []byte{0, 6, 0, 0}},
+		{0x0132, 2, 0, ascii(Secrets[2])},
+		{0x013B, 2, 0, ascii(Secrets[1])},
+		{0x8825, 4, 1, nil}, // GPS IFD offset, filled below
+	}
+	gps := []entry{
+		{0x0001, 2, 2, []byte("N\x00\x00\x00")},
+		{0x0002, 5, 3, GPSLatitude},
+		{0x0003, 2, 2, []byte("W\x00\x00\x00")},
+		{0x0004, 5, 3, GPSLongitude},
+	}
+	size := func(es []entry) int { return 2 + 12*len(es) + 4 }
+	gpsAt := 8 + size(ifd0)
+	dataAt := gpsAt + size(gps)
+	var data []byte
+	write := func(b *bytes.Buffer, es []entry) {
+		binary.Write(b, binary.BigEndian, uint16(len(es)))
+		for _, e := range es {
+			v, count := e.value, e.count
+			if e.tag == 0x8825 {
+				v = binary.BigEndian.AppendUint32(nil, uint32(gpsAt))
+			}
+			if e.typ == 2 && count == 0 {
+				count = uint32(len(v))
+			}
+			binary.Write(b, binary.BigEndian, e.tag)
+			binary.Write(b, binary.BigEndian, e.typ)
+			binary.Write(b, binary.BigEndian, count)
+			if len(v) <= 4 {
+				b.Write(append(v, make([]byte, 4-len(v))...))
+			} else {
+				binary.Write(b, binary.BigEndian, uint32(dataAt+len(data)))
+				data = append(data, v...)
+			}
+		}
+		b.Write([]byte{0, 0, 0, 0})
+	}
+	var b bytes.Buffer
+	b.WriteString("MM\x00\x2a\x00\x00\x00\x08")
+	write(&b, ifd0)
+	write(&b, gps)
+	b.Write(data)
+	return b.Bytes()
+}
+
+// PNGBomb returns a tiny PNG that declares w×h pixels.
+func PNGBomb(w, h uint32) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := binary.BigEndian.AppendUint32(nil, w)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
+	ihdr = append(ihdr, 8, 2, 0, 0, 0)
+	b.Write(Chunk("IHDR", ihdr))
+	b.Write(Chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01}))
+	b.Write(Chunk("IEND", nil))
+	return b.Bytes()
+}
+
+// Chunk returns a PNG chunk.
+func Chunk(typ string, d []byte) []byte {
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(d)))
+	out = append(out, typ...)
+	out = append(out, d...)
+	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[4:]))
+}
+
+// ZIP returns a ZIP archive holding one small file per name.
+func ZIP(names ...string) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			panic(err)
+		}
+		w.Write([]byte("content of " + n))
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// PDF returns a small valid one-page PDF.
+func PDF() []byte {
+	return []byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+}
+
+// Sample returns a small valid file for name's extension (.jpg, .jpeg,
+// .png, .pdf, .zip; anything else gets text), an image being w×h. The
+// name is in the bytes, so samples of different names differ (for JPEG in
+// a comment, which publishing strips).
+func Sample(name string, w, h int) []byte {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".jpg", ".jpeg":
+		plain := JPEG(Picture(w, h))
+		return append(append(append([]byte{}, plain[:2]...), segment(0xFE, []byte(name))...), plain[2:]...)
+	case ".png":
+		var b bytes.Buffer
+		if err := png.Encode(&b, Picture(w, h)); err != nil {
+			panic(err)
+		}
+		return b.Bytes()
+	case ".pdf":
+		return append([]byte("%PDF-1.4\n% "+name+"\n"), PDF()[len("%PDF-1.4\n"):]...)
+	case ".zip":
+		return ZIP(name + ".txt")
+	}
+	return []byte("content of " + name)
+}
