@@ -26,7 +26,9 @@ type pathSum struct {
 // and pages, then private files: nothing names a file before it is
 // there), the files of one group writeParallel at a time: each write is
 // flushed to disk before it gets its name (durable.go), and flushes made
-// together cost little more than one.
+// together cost little more than one. Renditions are a group of their
+// own, written one at a time through one image cache, so that a source
+// is decoded once for all its widths (imagewrite.go).
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outFile) error {
 	docs := w.prepareDocs(files)
 	type result struct {
@@ -37,13 +39,17 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 		err     error
 	}
 	results := make([]result, len(files))
-	group := func(f outFile) [3]bool { return [3]bool{f.private, f.doc, f.data == nil} }
+	group := func(f outFile) [4]bool { return [4]bool{f.private, f.doc, f.data == nil, f.width > 0} }
 	for start := 0; start < len(files); {
 		end := start + 1
 		for end < len(files) && group(files[end]) == group(files[start]) {
 			end++
 		}
-		sem := make(chan struct{}, writeParallel)
+		parallel, images := writeParallel, (*imageCache)(nil)
+		if files[start].width > 0 {
+			parallel, images = 1, w.cache()
+		}
+		sem := make(chan struct{}, parallel)
 		var wg sync.WaitGroup
 		for i := start; i < end; i++ {
 			if err := ctx.Err(); err != nil {
@@ -55,7 +61,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 				defer func() { <-sem }()
 				r := &results[i]
 				// Its own writer, so the counts need no lock.
-				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}, images: w.images}
+				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}, images: images}
 				r.hashes = fw.hashes
 				f := files[i]
 				t := w.e.pub
