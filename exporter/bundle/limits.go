@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/site"
 )
 
 // Limits bound what one bundle may hold, so that a hostile or broken
