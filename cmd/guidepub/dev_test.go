@@ -337,6 +337,26 @@ func TestDev(t *testing.T) {
 	t.Run("uploads", func(t *testing.T) { testDevUploads(t, bin) })
 	t.Run("samples", func(t *testing.T) { testDevSamples(t, bin) })
 	t.Run("polling", func(t *testing.T) { testDevPolling(t, bin) })
+	t.Run("new address", func(t *testing.T) { testDevNewAddress(t, bin) })
+}
+
+// testDevNewAddress runs dev twice on one work folder, on two addresses:
+// the second run points the samples' webhooks at itself, says so, and
+// their ready events reach its receiver.
+func testDevNewAddress(t *testing.T, bin string) {
+	work := filepath.Join(t.TempDir(), "work")
+	var first string
+	t.Run("first run", func(t *testing.T) { first = startDev(t, bin, "--work-dir", work).base })
+	dev := startDev(t, bin, "--work-dir", work)
+	if dev.base == first {
+		t.Skipf("the second run got the first one's address, %s", first)
+	}
+	if want := "now point at " + dev.base + devReceiverPath; !strings.Contains(dev.stdout.String(), want) {
+		t.Errorf("stdout does not say %q:\n%s", want, dev.stdout)
+	}
+	eventually(t, "the samples' events at the new address", func() bool {
+		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
+	})
 }
 
 // testDevPolling checks --poll: an upload is found by scanning, without
