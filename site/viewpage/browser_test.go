@@ -113,7 +113,7 @@ func newPageServer(t *testing.T, folders ...string) *pageServer {
 		}
 		in := ps.localInput(t, s)
 		for _, k := range Kinds {
-			b, err := Render(k, &in)
+			b, err := Render(k, &in, in.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +373,7 @@ func TestNuHTMLChecker(t *testing.T) {
 	}
 	big := filepath.Join(t.TempDir(), "big-branded.html")
 	in := bigInput(40)
-	b, _ := Render(Branded, &in)
+	b, _ := Render(Branded, &in, "en")
 	os.WriteFile(big, b, 0o644)
 	files = append(files, big)
 	args := append([]string{"-jar", filepath.Join(dir, "node_modules", "vnu-jar", "build", "dist", "vnu.jar"), "--format", "json", "--also-check-css"}, files...)
