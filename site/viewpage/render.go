@@ -26,7 +26,35 @@ var css string
 //go:embed page.html
 var pageHTML string
 
-var tmpl = template.Must(template.New("viewpage").Parse(pageHTML))
+var tmpl = template.Must(template.New("viewpage").Funcs(template.FuncMap{
+	"notFoundCSS": func() template.CSS { return notFoundCSS },
+}).Parse(pageHTML))
+
+// notFoundCSS is the style of the 404 page: short, so that the page fits
+// in one nginx configuration string (4 KB).
+const notFoundCSS template.CSS = `body{margin:0;font:1rem/1.5 system-ui,sans-serif;color:#1b1f24}main{max-width:40rem;margin:4rem auto;padding:1rem}h1{font-size:1.6rem}h2{font-size:1.1rem;margin:1.5rem 0 0}p{margin:.25rem 0}`
+
+// NotFoundCSP is the Content-Security-Policy of the 404 page.
+var NotFoundCSP = func() string {
+	sum := sha256.Sum256([]byte(notFoundCSS))
+	return "default-src 'none'; img-src data:; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}()
+
+// NotFound is the page a browser gets for a path that names nothing
+// (404): one short message in every page language, English first, sent
+// with NotFoundCSP. Servers send it to requests that accept text/html and
+// keep the JSON body for the others.
+var NotFound = func() []byte {
+	var ps []printer
+	for _, l := range PageLanguages {
+		ps = append(ps, newPrinter(l))
+	}
+	var buf bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&buf, "notfound", ps); err != nil {
+		panic("viewpage: not-found page: " + err.Error())
+	}
+	return buf.Bytes()
+}()
 
 // styleHash is the CSP source of the inline style sheet.
 var styleHash = func() string {
