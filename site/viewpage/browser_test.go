@@ -297,7 +297,8 @@ type browserPage struct {
 		Srcset     int      `json:"srcset"`
 		WideTables []string `json:"wideTables"`
 	} `json:"dom"`
-	PDF string `json:"pdf"`
+	PDF   string `json:"pdf"`
+	Bytes int64  `json:"bytes"`
 	// What the test expects, not sent to check.mjs.
 	lang      string
 	langs     int

@@ -23,6 +23,11 @@ try {
     const requests = [];
     const console_ = [];
     page.on('request', (r) => requests.push(r.url()));
+    // Bytes as transferred (encoded), from the network events.
+    let bytes = 0;
+    const net = await page.createCDPSession();
+    await net.send('Network.enable');
+    net.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; });
     page.on('console', (m) => console_.push(m.type() + ': ' + m.text()));
     page.on('pageerror', (e) => console_.push('pageerror: ' + e.message));
     const resp = await page.goto(p.url, { waitUntil: 'networkidle0' });
@@ -91,7 +96,7 @@ try {
     }
     report.push({
       name: p.name, status: resp.status(), headers: resp.headers(), requests, console: console_,
-      text: texts.join('\n'), frames: frames.length, overflow, images, scrollWidth: scrollW, dom, pdf: pdfPages ? p.pdf : '',
+      text: texts.join('\n'), frames: frames.length, overflow, images, scrollWidth: scrollW, dom, pdf: pdfPages ? p.pdf : '', bytes,
       axe: axeResult.result.value, axeError: axeResult.exceptionDetails ? JSON.stringify(axeResult.exceptionDetails).slice(0, 500) : '',
     });
     await page.close();
