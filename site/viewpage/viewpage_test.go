@@ -470,3 +470,29 @@ func TestPageWeight(t *testing.T) {
 
 // ptr returns a pointer to s, for the optional banner fields.
 func ptr(s string) *string { return &s }
+
+// TestCanadianImperial checks a Canadian (RMS) view set to imperial units:
+// the headline is the main building's interior area in whole square feet
+// (the detached garage apart), and lengths are feet and inches, also with
+// room dimensions shown.
+func TestCanadianImperial(t *testing.T) {
+	s := sampleByFolder(t, "vKT301B")
+	out := render(t, Branded, &s.Input)
+	for _, want := range []string{
+		"Interior area: <strong>1,647" + nbsp + "sq ft</strong>",
+		"Detached Garage: 493" + nbsp + "sq ft",
+		"Perimeter: 129′" + nbsp + "9″",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vKT301B lacks %q", want)
+		}
+	}
+	a := sampleByFolder(t, "vKT301A") // the same guide, room dimensions shown
+	e := extraOf(a)
+	e.Units = Imperial
+	in := FromDocs(a.Docs, e)
+	out = render(t, Branded, &in)
+	if want := "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″"; !strings.Contains(out, want) {
+		t.Errorf("imperial room dimensions: no %q", want)
+	}
+}
