@@ -502,23 +502,28 @@ func (p *page) OtherUnits() string {
 	return p.T("planOtherUnits", p.T(p.linkUnits))
 }
 
-// image returns the attributes of an <img> showing the published image u:
-// with srcset and sizes from its renditions when it has some.
-func (p *page) image(u string, w, h int, sizes string) img {
+// image returns the attributes of an <img> showing the published image u
+// (w × h): with srcset and sizes when it has renditions. also names
+// another published size of the same picture (a photo's original, for its
+// small copy) whose renditions count too; the original itself is never a
+// candidate, so a phone never downloads it for a thumbnail.
+func (p *page) image(u string, w, h int, sizes string, also ...string) img {
 	out := img{Src: p.Local(u), Width: w, Height: h}
-	rs := p.In.Renditions[u]
+	var rs []Rendition
+	for _, k := range append([]string{u}, also...) {
+		rs = append(rs, p.In.Renditions[k]...)
+	}
 	if len(rs) == 0 {
 		return out
 	}
+	rs = append(rs, Rendition{URL: u, Width: w, Height: h})
+	slices.SortStableFunc(rs, func(a, b Rendition) int { return a.Width - b.Width })
+	rs = slices.CompactFunc(rs, func(a, b Rendition) bool { return a.Width == b.Width })
 	var set []string
 	for _, r := range rs {
 		set = append(set, p.Local(r.URL)+" "+strconv.Itoa(r.Width)+"w")
 	}
-	set = append(set, p.Local(u)+" "+strconv.Itoa(w)+"w")
 	out.SrcSet, out.Sizes = strings.Join(set, ", "), sizes
-	// The largest rendition is the fallback for browsers without srcset.
-	last := rs[len(rs)-1]
-	out.Src, out.Width, out.Height = p.Local(last.URL), last.Width, last.Height
 	return out
 }
 
@@ -537,11 +542,11 @@ func (p *page) photos(place string) {
 			}
 		}
 		v := photoView{ID: "photo-" + strconv.Itoa(i+1), Alt: alt, Href: p.href(ph.URL),
-			Thumb: p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 17rem, 50vw"),
+			Thumb: p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 17rem, 50vw", ph.URL),
 			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
 		}
 		if i == 0 {
-			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 70rem, calc(100vw - 2rem)")
+			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 70rem, calc(100vw - 2rem)", ph.URL)
 			p.Hero = &v
 		}
 		p.Photos = append(p.Photos, v)

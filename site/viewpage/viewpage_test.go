@@ -496,3 +496,30 @@ func TestCanadianImperial(t *testing.T) {
 		t.Errorf("imperial room dimensions: no %q", want)
 	}
 }
+
+// TestSrcset checks that images carry srcset and sizes from their
+// renditions (ascending width, the original photo never a candidate for
+// its thumbnail) and a plain src without them.
+func TestSrcset(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	if out := render(t, Branded, &s.Input); strings.Contains(out, "srcset=") {
+		t.Error("srcset without renditions")
+	}
+	e := extraOf(s)
+	plan := viewHost + "/vKT301A/doc/en/jpgMetric-1.jpg"
+	photo := viewHost + "/vKT301A/doc/photos/ph-1.jpg"
+	e.Renditions = map[string][]Rendition{
+		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-640.jpg", Width: 640, Height: 494}, {URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-1280.jpg", Width: 1280, Height: 989}},
+		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1-1600.jpg", Width: 1600, Height: 1200}},
+	}
+	in := FromDocs(s.Docs, e)
+	out := render(t, Branded, &in)
+	for _, want := range []string{
+		`srcset="/vKT301A/doc/en/jpgMetric-1-640.jpg 640w, /vKT301A/doc/en/jpgMetric-1-1280.jpg 1280w, /vKT301A/doc/en/jpgMetric-1.jpg 2200w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
+		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 800w, /vKT301A/doc/photos/ph-1-1600.jpg 1600w"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
