@@ -83,9 +83,9 @@ func (p printer) Lang() string { return p.lang }
 // T returns the message id in the printer's language, formatted with args.
 func (p printer) T(id string, args ...any) string { return p.p.Sprintf(id, args...) }
 
-// Name returns the name of language lang in that language ("français"),
+// LanguageName returns the name of language lang in that language ("français"),
 // for the language switch and the PDF labels.
-func Name(lang string) string {
+func LanguageName(lang string) string {
 	t := language.Make(lang)
 	n := display.Self.Name(t)
 	if n == "" {

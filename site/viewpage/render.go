@@ -217,7 +217,7 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	p.URL = in.PageURL(k, lang)
 	if len(in.Languages) > 1 {
 		for _, l := range in.Languages {
-			p.Alternates = append(p.Alternates, alternate{Lang: l, Name: Name(l), URL: in.PageURL(k, l), Current: l == lang})
+			p.Alternates = append(p.Alternates, alternate{Lang: l, Name: LanguageName(l), URL: in.PageURL(k, l), Current: l == lang})
 		}
 	}
 	if !in.Ready() {
@@ -492,7 +492,7 @@ func (p *page) plans(lang string) {
 	}
 	for _, d := range docs {
 		for _, pdf := range d.PDFs {
-			p.PDFs = append(p.PDFs, Link{Label: p.T("pdfLabel", p.T("pdf."+pdf.Units), Name(d.Lang)), URL: p.href(pdf.URL)})
+			p.PDFs = append(p.PDFs, Link{Label: p.T("pdfLabel", p.T("pdf."+pdf.Units), LanguageName(d.Lang)), URL: p.href(pdf.URL)})
 		}
 	}
 }
