@@ -14,25 +14,26 @@ const FileName = "guide.json"
 type Guide struct {
 	// Schema names the JSON Schema the file follows, for editors; guidepub
 	// ignores it.
-	Schema  string `json:"$schema,omitempty"`
-	GuideID string `json:"guideId" bundle:"required"`
-	Alias   string `json:"alias,omitempty"`
-	// DefaultLanguage is the language of the view pages at the URLs
-	// without a language segment (docs/pages.md#languages); "" lets
-	// guidepub pick (English when the guide has English documents).
-	DefaultLanguage string        `json:"defaultLanguage,omitempty"`
-	OwnerID         string        `json:"ownerId" bundle:"required"`
-	WorkOrderID     string        `json:"workOrderId" bundle:"required"`
-	Package         string        `json:"package"`
-	Addons          []string      `json:"addons,omitempty"`
-	BillableArea    *BillableArea `json:"billableArea,omitempty"`
-	Property        site.Property `json:"property" bundle:"required"`
-	Banner          *site.Banner  `json:"banner,omitempty"`
+	Schema       string        `json:"$schema,omitempty"`
+	GuideID      string        `json:"guideId" bundle:"required"`
+	Alias        string        `json:"alias,omitempty"`
+	OwnerID      string        `json:"ownerId" bundle:"required"`
+	WorkOrderID  string        `json:"workOrderId" bundle:"required"`
+	Package      string        `json:"package"`
+	Addons       []string      `json:"addons,omitempty"`
+	BillableArea *BillableArea `json:"billableArea,omitempty"`
+	Property     site.Property `json:"property" bundle:"required"`
+	Banner       *site.Banner  `json:"banner,omitempty"`
 	// Summary is nil while the guide is not drafted: its views read not-ready.
 	Summary  *site.Summary  `json:"summary,omitempty"`
 	Media    Media          `json:"media"`
 	Views    []View         `json:"views" bundle:"required"`
 	Webhooks []site.Webhook `json:"webhooks,omitempty"`
+
+	// DefaultLanguage is the language of the view pages at the URLs
+	// without a language segment (docs/pages.md#languages); "" lets
+	// guidepub pick (English when the guide has English documents).
+	DefaultLanguage string `json:"defaultLanguage,omitempty"`
 }
 
 // BillableArea is the guide's billable area in both unit systems.

@@ -266,6 +266,7 @@ type browserPage struct {
 	Width       int               `json:"width"`
 	Height      int               `json:"height"`
 	Screenshot  string            `json:"screenshot,omitempty"`
+	Clip        int               `json:"clip,omitempty"` // also a screenshot of the top this high
 	Status      int               `json:"status"`
 	Headers     map[string]string `json:"headers"`
 	Requests    []string          `json:"requests"`
@@ -383,8 +384,10 @@ func TestBrowser(t *testing.T) {
 	add("montreal", "/vSTDENIS", both, browserPage{lang: "fr", langs: 3, plans: true, must: []string{"Rez-de-chaussée", "Étage", "Sous-sol", "Mesures", "Métrique, 中文", "Impérial, English"}})
 	add("montreal-en", "/u/vSTDENIS/en", phone, browserPage{lang: "en", langs: 3, sameOrig: true, plans: true, must: []string{"Rez-de-chaussée", "Measurements"}})
 	add("montreal-zh", "/vSTDENIS/zh", phone, browserPage{lang: "zh", langs: 3, plans: true, must: []string{"平面图"}})
-	// Print: the branded page to a Letter PDF.
+	// Print: the branded page to a Letter PDF; the tops of the branded
+	// page for docs/images.
 	pages[0].PDF = filepath.Join(out, "branded-print.pdf")
+	pages[0].Clip, pages[1].Clip = 2000, 1300
 	rep := runBrowser(t, pages)
 	for i, p := range rep {
 		want := pages[i]

@@ -88,6 +88,8 @@ try {
       };
     });
     if (p.screenshot) await page.screenshot({ path: p.screenshot, fullPage: true });
+    // The top of the page as well (the README's pictures).
+    if (p.screenshot && p.clip) await page.screenshot({ path: p.screenshot.replace(/\.png$/, '-top.png'), clip: { x: 0, y: 0, width: p.width, height: p.clip } });
     let pdfPages = 0;
     if (p.pdf) {
       await page.emulateMediaType('print');
