@@ -254,10 +254,10 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	p.photos(place)
 	var facts []string
 	if rooms := roomCount(in.Summary); rooms > 0 {
-		facts = append(facts, p.T("rooms", rooms))
+		facts = append(facts, p.count("rooms", rooms))
 	}
 	if len(in.Photos) > 0 {
-		facts = append(facts, p.T("photos", len(in.Photos)))
+		facts = append(facts, p.count("photos", len(in.Photos)))
 	}
 	p.Facts = strings.Join(facts, " · ")
 	if place != "" {
@@ -295,6 +295,15 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		p.JSONLD = ld
 	}
 	return execute(&p, in.ViewID, k)
+}
+
+// count returns "n things" from the message id ("rooms"), or its
+// singular form (id + ".one") for one thing.
+func (p *page) count(id string, n int) string {
+	if n == 1 {
+		return p.T(id + ".one")
+	}
+	return p.T(id, n)
 }
 
 func roomCount(s *site.Summary) int {

@@ -343,6 +343,16 @@ func TestNumbersPerLanguage(t *testing.T) {
 	}
 }
 
+// TestCount checks the singular and plural of counted things.
+func TestCount(t *testing.T) {
+	for lang, want := range map[string][2]string{"en": {"1 room", "11 rooms"}, "fr": {"1 pièce", "11 pièces"}} {
+		p := &page{printer: newPrinter(lang)}
+		if a, b := p.count("rooms", 1), p.count("rooms", 11); a != want[0] || b != want[1] {
+			t.Errorf("%s: %q, %q; want %q", lang, a, b, want)
+		}
+	}
+}
+
 // TestCatalogue checks that every language's catalogue has exactly the
 // messages of the English one, with the same arguments.
 func TestCatalogue(t *testing.T) {
