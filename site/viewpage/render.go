@@ -555,7 +555,8 @@ func (p *page) photos(place string) {
 			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
 		}
 		if i == 0 {
-			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 70rem, calc(100vw - 2rem)", ph.URL)
+			// The top photo is at most 50rem wide (page.css).
+			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 52rem) 50rem, calc(100vw - 2rem)", ph.URL)
 			p.Hero = &v
 		}
 		p.Photos = append(p.Photos, v)
