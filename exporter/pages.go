@@ -3,6 +3,7 @@ package exporter
 import (
 	"fmt"
 
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/viewpage"
 )
@@ -31,17 +32,74 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 		BrandedURL:   joinURL(r.urls.View, v.ViewID),
 		UnbrandedURL: joinURL(r.urls.Unbranded, v.ViewID),
 		EmbedURL:     joinURL(r.urls.Embed, v.ViewID),
+		Languages:    languages(r.g.Media.Documents),
+		Default:      r.g.DefaultLanguage,
+		Documents:    r.pageDocuments(v),
 		Renditions:   r.rendered[v.ViewID],
 	})
 	var out []outFile
-	for i, k := range viewpage.Kinds {
-		data, err := viewpage.Render(k, &in)
-		if err != nil {
-			return nil, fmt.Errorf("page %s: %w", k, err)
-		}
-		for _, id := range ids {
-			out = append(out, outFile{path: site.PagePaths(id)[i], data: data, doc: true})
+	for _, lang := range in.Languages {
+		for i, k := range viewpage.Kinds {
+			data, err := viewpage.Render(k, &in, lang)
+			if err != nil {
+				return nil, fmt.Errorf("page %s (%s): %w", k, lang, err)
+			}
+			for _, id := range ids {
+				paths := site.PagePaths(id)
+				if lang != in.Default() {
+					paths = site.LanguagePagePaths(id, lang)
+				}
+				out = append(out, outFile{path: paths[i], data: data, doc: true})
+			}
 		}
 	}
 	return out, nil
+}
+
+// pageDocuments lists the floor plan documents view v publishes, in every
+// language, with their public URLs: the PDFs (see publicMedia) and the JPEG
+// floor pages (see planPages). FromDocs drops what the view hides.
+func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
+	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
+	var out []viewpage.LanguageDocs
+	for _, lang := range languages(r.g.Media.Documents) {
+		d := r.g.Media.Documents[lang]
+		ld := viewpage.LanguageDocs{Lang: lang}
+		for _, k := range floorPlanKinds() {
+			if !k.FloorPages {
+				if src := d.File(k.Key); src != "" {
+					ld.PDFs = append(ld.PDFs, viewpage.PDF{Units: k.Units, URL: docURL(langDocName(lang, k.Key, src))})
+				}
+				continue
+			}
+			for _, f := range d.FloorImages(k.Key) {
+				ld.Pages = append(ld.Pages, viewpage.PlanPage{Units: k.Units, Floor: f.FloorName, URL: docURL(floorPageName(lang, k.Key, f)), Width: f.Width, Height: f.Height})
+			}
+		}
+		out = append(out, ld)
+	}
+	return out
+}
+
+// planPages lists the JPEG floor pages of every language for view v: the
+// pages show them (a page in a language without plan pages shows another
+// language's). They are published with the autofill document, which lists
+// those of its own language, so a view that hides the autofill or the
+// floor plans publishes none.
+func (r *renderer) planPages(v *bundle.View) []mediaCopy {
+	if v.Hides(bundle.HideAutofill) || v.Hides(bundle.HideFloorPlans) {
+		return nil
+	}
+	var out []mediaCopy
+	for _, lang := range languages(r.g.Media.Documents) {
+		d := r.g.Media.Documents[lang]
+		for _, k := range floorPlanKinds() {
+			if k.FloorPages {
+				for _, f := range d.FloorImages(k.Key) {
+					out = append(out, mediaCopy{Dst: floorPageName(lang, k.Key, f), Src: f.File})
+				}
+			}
+		}
+	}
+	return out
 }

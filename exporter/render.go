@@ -176,6 +176,7 @@ func (r *renderer) buildView(v *bundle.View) builtView {
 		b.summary = publicSummary(r.g.Summary, v.Hides(bundle.HideRoomDimensions))
 	}
 	b.autofill, b.floorPages = r.autofill(v)
+	b.floorPages = sortCopies(append(b.floorPages, r.planPages(v)...))
 	return b
 }
 
@@ -493,10 +494,16 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	media := []site.Media{}
 	var pages []mediaCopy
 	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
-	iframe := `<iframe src="` + html.EscapeString(joinURL(r.urls.Embed, v.ViewID)) + `" width="100%" height="640" style="border:0" allowfullscreen></iframe>`
+	// The branded tour frames the embedded page (agent, video, map, a link
+	// to the full guide); the unbranded tour frames the unbranded page,
+	// which shows nothing an MLS forbids (docs/pages.md#mls-rules).
+	iframe := func(src string) string {
+		return `<iframe src="` + html.EscapeString(src) + `" width="100%" height="640" style="border:0" allowfullscreen></iframe>`
+	}
+	unbranded := joinURL(r.urls.Unbranded, v.ViewID)
 	media = append(media,
-		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe},
-		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: joinURL(r.urls.Unbranded, v.ViewID), MediaHTML: iframe},
+		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe(joinURL(r.urls.Embed, v.ViewID))},
+		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: unbranded, MediaHTML: iframe(unbranded)},
 	)
 	lang := autofillLanguage(g.Media.Documents)
 	if d, ok := g.Media.Documents[lang]; ok {

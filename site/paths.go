@@ -3,6 +3,7 @@ package site
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,7 +91,13 @@ var Reserved = map[string]bool{
 // unbranded and an embedded HTML page, stored as index files of their own
 // folders (on disk a name cannot be a folder and a file at once, and
 // <id>/ already holds the view's documents) and served at /<id>,
-// /u/<id> and /embed/<id>.
+// /u/<id> and /embed/<id>. These are in the guide's default language; a
+// page in another language of Languages is stored one folder deeper and
+// served at /<id>/<lang>, /u/<id>/<lang> and /embed/<id>/<lang>
+// (docs/pages.md#languages). A language code is never a view document's
+// first path element (data, reso, doc), so <id>/<lang>/ cannot meet the
+// view's documents, and as index files no page key is both an object and
+// a prefix of another.
 const (
 	PageFile     = "index.html"
 	UnbrandedDir = "u"
@@ -106,32 +113,53 @@ const (
 )
 
 // PagePaths returns the public paths of id's branded, unbranded and
-// embedded pages.
+// embedded pages in the default language.
 func PagePaths(id string) [3]string {
 	return [3]string{id + "/" + PageFile, UnbrandedDir + "/" + id + "/" + PageFile, EmbedDir + "/" + id + "/" + PageFile}
 }
 
-// PageKindOf returns the kind of the page stored at p, and false when p is
-// not a page.
+// LanguagePagePaths returns the public paths of id's branded, unbranded
+// and embedded pages in language lang (one of Languages), when lang is not
+// the guide's default language.
+func LanguagePagePaths(id, lang string) [3]string {
+	return [3]string{id + "/" + lang + "/" + PageFile, UnbrandedDir + "/" + id + "/" + lang + "/" + PageFile, EmbedDir + "/" + id + "/" + lang + "/" + PageFile}
+}
+
+// PageKindOf returns the kind of the page stored at p (in any language),
+// and false when p is not a page.
 func PageKindOf(p string) (int, bool) {
 	dir, ok := strings.CutSuffix(p, "/"+PageFile)
 	if !ok {
 		return 0, false
 	}
-	switch first, rest, nested := strings.Cut(dir, "/"); {
-	case !nested && ValidID.MatchString(first) && !Reserved[first]:
+	parts := strings.Split(dir, "/")
+	if n := len(parts); n > 1 && slices.Contains(Languages, parts[n-1]) {
+		// A language page when the rest is a default-language page's
+		// folder; "u/fr" is the unbranded page of the view "fr".
+		if k, ok := pageKindOfDir(parts[:n-1]); ok {
+			return k, true
+		}
+	}
+	return pageKindOfDir(parts)
+}
+
+// pageKindOfDir returns the kind of the default-language page stored in
+// the folder parts.
+func pageKindOfDir(parts []string) (int, bool) {
+	switch {
+	case len(parts) == 1 && ValidID.MatchString(parts[0]) && !Reserved[parts[0]]:
 		return PageBranded, true
-	case nested && first == UnbrandedDir && ValidID.MatchString(rest):
+	case len(parts) == 2 && parts[0] == UnbrandedDir && ValidID.MatchString(parts[1]):
 		return PageUnbranded, true
-	case nested && first == EmbedDir && ValidID.MatchString(rest):
+	case len(parts) == 2 && parts[0] == EmbedDir && ValidID.MatchString(parts[1]):
 		return PageEmbedded, true
 	}
 	return 0, false
 }
 
 // PageOf returns where the page a request path asks for is stored: "/x",
-// "/u/x" and "/embed/x" name the pages of id x. ok is false for any other
-// path.
+// "/u/x" and "/embed/x" name the pages of id x, "/x/fr", "/u/x/fr" and
+// "/embed/x/fr" its pages in French. ok is false for any other path.
 func PageOf(urlPath string) (string, bool) {
 	p := strings.TrimPrefix(urlPath, "/")
 	if p == "" || strings.HasSuffix(p, "/") {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -87,5 +88,36 @@ func TestPaths(t *testing.T) {
 	}
 	if !IsHidden("a/.tmp-x") || IsHidden("a/b") {
 		t.Error("IsHidden")
+	}
+}
+
+// TestPagePaths checks that every page path, in every language, maps back
+// to its kind and to the URL it is served at, and that nothing else is
+// taken for a page.
+func TestPagePaths(t *testing.T) {
+	for _, id := range []string{"v1", "fr", "u-1"} {
+		for i, p := range PagePaths(id) {
+			if k, ok := PageKindOf(p); !ok || k != i {
+				t.Errorf("PageKindOf(%q) = %d, %v; want %d", p, k, ok, i)
+			}
+		}
+		for _, lang := range Languages {
+			for i, p := range LanguagePagePaths(id, lang) {
+				if k, ok := PageKindOf(p); !ok || k != i {
+					t.Errorf("PageKindOf(%q) = %d, %v; want %d", p, k, ok, i)
+				}
+				if stored, ok := PageOf("/" + strings.TrimSuffix(p, "/"+PageFile)); !ok || stored != p {
+					t.Errorf("PageOf(%q) = %q, %v", p, stored, ok)
+				}
+			}
+		}
+	}
+	for _, p := range []string{"u/index.html", "v1/de/index.html", "v1/data/index.html", "u/v1/de/index.html", "v1/fr/fr/index.html", "embed/index.html", "api/fr/index.html"} {
+		if k, ok := PageKindOf(p); ok {
+			t.Errorf("PageKindOf(%q) = %d, want no page", p, k)
+		}
+	}
+	if stored, ok := PageOf("/v1/fr/"); ok {
+		t.Errorf("PageOf with a trailing slash = %q", stored)
 	}
 }

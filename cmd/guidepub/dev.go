@@ -426,7 +426,8 @@ func createDevTokens(ctx context.Context, st *store.Store, ownerIDs []string, no
 	return creds, nil
 }
 
-// printDevViews prints each exported guide's public documents.
+// printDevViews prints each exported guide's view pages and public
+// documents.
 func printDevViews(p func(string, ...any), base string, records []site.GuideRecord) {
 	p("")
 	p("Views (public, no credentials):")
@@ -436,6 +437,10 @@ func printDevViews(p func(string, ...any), base string, records []site.GuideReco
 			id = r.Alias
 		}
 		p("  guide %s (owner %s): views %s", r.GuideID, r.OwnerID, strings.Join(r.ViewIDs, ", "))
+		for _, v := range r.ViewIDs {
+			// The view's pages: branded, unbranded, embedded (docs/pages.md).
+			p("    pages of %s: %s/%s  %s/%s/%s  %s/%s/%s", v, base, v, base, site.UnbrandedDir, v, base, site.EmbedDir, v)
+		}
 		p("    curl %s/%s", base, site.ViewFile(id, site.StatusFile))
 		p("    curl %s/%s", base, site.ViewFile(id, site.SummaryFile))
 		if r.Ready {

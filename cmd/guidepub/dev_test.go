@@ -496,6 +496,10 @@ func testDevSamples(t *testing.T, bin string) {
 			}
 		}
 	}
+	// dev prints each view's three page URLs.
+	if want := "pages of vKT301A: " + dev.base + "/vKT301A  " + dev.base + "/u/vKT301A  " + dev.base + "/embed/vKT301A"; !strings.Contains(dev.stdout.String(), want) {
+		t.Errorf("dev did not print %q:\n%s", want, dev.stdout)
+	}
 	// An unclean path is a 404, never a redirect that carries the query.
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/private/g/../h/x.zip?accessToken=secret", "/api//v1/guides?x=1", "/./301-king-st-e?x=1"} {

@@ -55,6 +55,22 @@ Examples:
 	}
 }
 
+// warnLocalURLs warns when the URL flags are left at their defaults,
+// which point at localhost: every link in the documents and pages then
+// leads to port 8080 of whoever opens them.
+func warnLocalURLs(c *cli.Context, logger *slog.Logger) {
+	var unset []string
+	for _, f := range []string{"view-url", "unbranded-url", "embed-url", "base-url"} {
+		if !c.IsSet(f) {
+			unset = append(unset, "--"+f)
+		}
+	}
+	if len(unset) > 0 {
+		logger.Warn("export: URL flags left at their localhost defaults; pages and documents will link to http://localhost:8080 wherever they are served",
+			"flags", strings.Join(unset, " "), "default", exporter.DefaultViewURL)
+	}
+}
+
 // runExport is the "export" command.
 func (e *env) runExport(c *cli.Context) error {
 	cfg, err := e.exporterConfig(c)
@@ -65,6 +81,7 @@ func (e *env) runExport(c *cli.Context) error {
 		return err
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
+	warnLocalURLs(c, logger)
 	live, closeLive, err := e.openLive(c, cfg, logger, nil)
 	if err != nil {
 		return err

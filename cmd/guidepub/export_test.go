@@ -47,6 +47,10 @@ func TestExportCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "exported 4 guides") || strings.Count(stdout, "\n") != 1 {
 		t.Fatalf("first export: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
+	// The URL flags left at their localhost defaults are named.
+	if !strings.Contains(stderr, "localhost defaults") || !strings.Contains(stderr, "--unbranded-url --embed-url --base-url") || strings.Contains(stderr, "--view-url") {
+		t.Errorf("no warning about the localhost URL flags: %s", stderr)
+	}
 	autofill, err := os.ReadFile(filepath.Join(out, "vKT301A", "reso", "autofill"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +87,17 @@ func TestExportCommand(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(out, "vKT301B", "data", "status"))
 	if len(before) == 0 || !bytes.Equal(before, after) {
 		t.Error("published files of the rejected bundle changed")
+	}
+}
+
+// TestExportNoURLWarning checks that an export with every URL flag set
+// does not warn about localhost.
+func TestExportNoURLWarning(t *testing.T) {
+	root := t.TempDir()
+	code, _, stderr := runCLI(t, "export", "--src", fixtureSrc(t), "--out", filepath.Join(root, "out"), "--private", filepath.Join(root, "private"),
+		"--view-url", "https://v.example.test", "--unbranded-url", "https://u.example.test", "--embed-url", "https://v.example.test/embed", "--base-url", "https://v.example.test")
+	if code != 0 || strings.Contains(stderr, "localhost") {
+		t.Errorf("exit %d, stderr: %s", code, stderr)
 	}
 }
 

@@ -75,7 +75,9 @@ func TestViewPagesServed(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		embed := strings.HasPrefix(u.Path, "/"+site.EmbedDir+"/")
+		// The embedded and unbranded pages are framed by the autofill's
+		// tour records; the branded page may not be framed.
+		embed := strings.HasPrefix(u.Path, "/"+site.EmbedDir+"/") || strings.HasPrefix(u.Path, "/"+site.UnbrandedDir+"/")
 		h := resp.Header
 		switch {
 		case resp.StatusCode != 200 || h.Get("Content-Type") != site.PageType:
@@ -85,9 +87,33 @@ func TestViewPagesServed(t *testing.T) {
 		case !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'"):
 			t.Errorf("%s: CSP %q", link, h.Get("Content-Security-Policy"))
 		case embed && (h.Get("X-Frame-Options") != "" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors *")):
-			t.Errorf("%s: the embed page must be framable: %v", link, h)
+			t.Errorf("%s: the page must be framable: %v", link, h)
 		case !embed && h.Get("X-Frame-Options") != "DENY":
 			t.Errorf("%s: X-Frame-Options %q, want DENY", link, h.Get("X-Frame-Options"))
+		}
+	}
+	// Language pages, and a trailing slash (followed to the page).
+	for path, want := range map[string]int{"/vKT301A/fr": 200, "/u/vSTDENIS/zh": 200, "/embed/rue-saint-denis/en": 200, "/vKT301A/": 200, "/vKT301A/de": 404} {
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 200 && resp.Header.Get("Content-Type") != site.PageType) {
+			t.Errorf("%s: %d %s, want %d", path, resp.StatusCode, resp.Header.Get("Content-Type"), want)
+		}
+	}
+	// A browser's 404 is a page; an API client's stays JSON.
+	for accept, want := range map[string]string{"text/html,*/*;q=0.8": site.PageType, "application/json": "application/json"} {
+		req, _ := http.NewRequest("GET", hs.URL+"/no-such-view/data/status", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != want {
+			t.Errorf("404 for Accept %q: %d %s", accept, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	}
 	for path, want := range map[string]int{"/robots.txt": 200, "/no-such-view": 404, "/u/no-such-view": 404, "/u": 404, "/embed/": 404} {
@@ -112,6 +138,7 @@ func TestViewPagesServed(t *testing.T) {
 	for _, pg := range []struct{ path, must, mustNot string }{
 		{"/vKT301A", "Jane Example", ""},
 		{"/u/vKT301A", "301 King St E", "Jane Example"},
+		{"/vSTDENIS", "Rez-de-chaussée", ""},
 		{"/embed/vKT301A", "301 King St E", ""},
 	} {
 		dom, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

@@ -340,6 +340,8 @@ func badGuides(t testing.TB) []struct {
 			[]want{{"$.alias", `alias "v2" is also a view id of this guide`}}},
 		{"reserved alias", edit(t, func(g map[string]any) { set(t, g, "alias", "private") }),
 			[]want{{"$.alias", `alias "private" is reserved`}}},
+		{"default language", edit(t, func(g map[string]any) { set(t, g, "defaultLanguage", "de") }),
+			[]want{{"$.defaultLanguage", `unknown language "de"`}}},
 		{"view settings", edit(t, func(g map[string]any) {
 			set(t, g, "views.1.units", "cubits")
 			set(t, g, "views.1.expiresAt", "2099-01-01 00:00:00")

@@ -29,6 +29,11 @@ type Guide struct {
 	Media    Media          `json:"media"`
 	Views    []View         `json:"views" bundle:"required"`
 	Webhooks []site.Webhook `json:"webhooks,omitempty"`
+
+	// DefaultLanguage is the language of the view pages at the URLs
+	// without a language segment (docs/pages.md#languages); "" lets
+	// guidepub pick (English when the guide has English documents).
+	DefaultLanguage string `json:"defaultLanguage,omitempty"`
 }
 
 // BillableArea is the guide's billable area in both unit systems.

@@ -68,6 +68,9 @@ func validate(g *Guide) []semanticProblem {
 			c.add("$.alias", "alias %q is also a view id of this guide", g.Alias)
 		}
 	}
+	if g.DefaultLanguage != "" && !slices.Contains(site.Languages, g.DefaultLanguage) {
+		c.add("$.defaultLanguage", "unknown language %q (known: %s)", g.DefaultLanguage, strings.Join(site.Languages, ", "))
+	}
 	c.nonEmpty("$.ownerId", "owner id", g.OwnerID)
 	c.nonEmpty("$.workOrderId", "work order id", g.WorkOrderID)
 	c.addons(g.Addons)

@@ -19,14 +19,15 @@ type ConfigOptions struct {
 }
 
 // ConfigKinds lists the kinds WriteConfig accepts.
-var ConfigKinds = []string{"nginx", "caddy", "headers"}
+var ConfigKinds = []string{"nginx", "caddy", "headers", "404"}
 
 // WriteConfig writes the serving rules of Server for another web server:
 // "nginx" (a server block for the http context), "caddy" (a Caddyfile site
-// block) or "headers" (a _headers file for Netlify or Cloudflare Pages). It
+// block), "headers" (a _headers file for Netlify or Cloudflare Pages) or
+// "404" (the HTML 404 page, for hosts that serve a 404.html). It
 // returns an error for an unknown kind, invalid options, or a failed write.
 func WriteConfig(w io.Writer, kind string, opts ConfigOptions) error {
-	if kind != "headers" {
+	if kind != "headers" && kind != "404" {
 		if opts.Dir == "" || opts.Listen == "" {
 			return fmt.Errorf("serve: a %s configuration needs the tree's folder and a listen address", kind)
 		}
@@ -44,6 +45,8 @@ func WriteConfig(w io.Writer, kind string, opts ConfigOptions) error {
 		text = caddyConfig(opts)
 	case "headers":
 		text = headersFile()
+	case "404":
+		text = string(viewpage.NotFound)
 	default:
 		return fmt.Errorf("serve: unknown configuration kind %q (want one of %s)", kind, strings.Join(ConfigKinds, ", "))
 	}
@@ -59,6 +62,31 @@ func documentPattern() string {
 		alts[i] = regexp.QuoteMeta(d)
 	}
 	return `^/[^/]+/(` + strings.Join(alts, "|") + `)`
+}
+
+// pageIDPattern matches the part of a page URL after "/", "/u/" or
+// "/embed/": an id, and a language for a page in another language than the
+// default (docs/pages.md#languages).
+func pageIDPattern() string {
+	return `[A-Za-z0-9_-]+(?:/(?:` + strings.Join(site.Languages, "|") + `))?`
+}
+
+// slashPagePattern matches a page URL with a trailing slash; the first
+// group is the URL without it.
+func slashPagePattern() string {
+	return `^(/(?:` + site.UnbrandedDir + `/|` + site.EmbedDir + `/)?` + pageIDPattern() + `)/$`
+}
+
+// nginxString quotes s for an nginx configuration: a single-quoted
+// string, with nginx's escapes for the quote, the backslash and newlines.
+// It panics on "$", which nginx would read as a variable; the pages never
+// contain one (TestWriteConfig).
+func nginxString(s string) string {
+	if strings.Contains(s, "$") {
+		panic("serve: nginx string with a $")
+	}
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`)
+	return "'" + r.Replace(s) + "'"
 }
 
 // siblingPattern matches the compressed siblings of documents.
@@ -105,11 +133,19 @@ func nginxConfig(o ConfigOptions) string {
 	p("    gzip off;")
 	p("    etag on;")
 	p("    disable_symlinks on; # never follow a link out of the tree")
+	p("    absolute_redirect off; # Location: /<id>, as guidepub serve sends it")
 	p("    # add_header lines are not inherited into a location that has its own,")
 	p("    # so every location repeats the headers it needs.")
 	p("")
-	p("    error_page 403 404 = @not_found;")
+	p("    # A browser (Accept names text/html) gets the HTML 404 page, other")
+	p("    # clients the JSON body.")
+	p("    set $not_found json;")
+	p(`    if ($http_accept ~* "text/html") { set $not_found html; }`)
+	p("    error_page 403 404 = /.not_found.$not_found;")
 	p("    error_page 405 = @method_not_allowed;")
+	p("")
+	p("    # A page URL with a trailing slash redirects to the page.")
+	p(`    location ~ "%s" { return 301 $1$is_args$args; }`, slashPagePattern())
 	p("")
 	p("    # Temp files, dot-files and compressed siblings asked for by name.")
 	p(`    location ~ "/\." { return 404; }`)
@@ -140,15 +176,16 @@ func nginxConfig(o ConfigOptions) string {
 	p("        add_header X-Content-Type-Options nosniff always;")
 	p("    }")
 	p("")
-	p("    # View pages (docs/pages.md): /<id>, /u/<id> and /embed/<id> are the")
-	p("    # index.html of their folders; only the embedded page may be framed.")
+	p("    # View pages (docs/pages.md): /<id>, /u/<id> and /embed/<id> (and")
+	p("    # /<id>/<lang>...) are the index.html of their folders; the branded")
+	p("    # page may not be framed.")
 	for _, pg := range []struct {
 		pattern, file string
 		kind          viewpage.Kind
 	}{
-		{`^/embed/([A-Za-z0-9_-]+)$`, "/embed/$1/" + site.PageFile, viewpage.Embedded},
-		{`^/u/([A-Za-z0-9_-]+)$`, "/u/$1/" + site.PageFile, viewpage.Unbranded},
-		{`^/([A-Za-z0-9_-]+)$`, "/$1/" + site.PageFile, viewpage.Branded},
+		{`^/embed/(` + pageIDPattern() + `)$`, "/embed/$1/" + site.PageFile, viewpage.Embedded},
+		{`^/u/(` + pageIDPattern() + `)$`, "/u/$1/" + site.PageFile, viewpage.Unbranded},
+		{`^/(` + pageIDPattern() + `)$`, "/$1/" + site.PageFile, viewpage.Branded},
 	} {
 		p(`    location ~ "%s" {`, pg.pattern)
 		p("        types { }")
@@ -185,12 +222,23 @@ func nginxConfig(o ConfigOptions) string {
 	p("")
 	p("    location / { return 404; }")
 	p("")
-	p("    location @not_found {")
+	p("    location = /.not_found.json {")
+	p("        internal;")
 	p("        types { }")
 	p("        default_type application/json;")
 	p("        add_header Cache-Control no-store always;")
 	p("        add_header X-Content-Type-Options nosniff always;")
 	p(`        return 404 '{"code":"not_found"}\n';`)
+	p("    }")
+	p("    location = /.not_found.html {")
+	p("        internal;")
+	p("        types { }")
+	p(`        default_type "%s";`, site.PageType)
+	p("        add_header Cache-Control no-store always;")
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p(`        add_header Content-Security-Policy "%s" always;`, viewpage.NotFoundCSP)
+	p("        add_header Referrer-Policy strict-origin-when-cross-origin always;")
+	p("        return 404 %s;", nginxString(string(viewpage.NotFound)))
 	p("    }")
 	p("    location @method_not_allowed {")
 	p("        types { }")
@@ -224,14 +272,23 @@ func caddyConfig(o ConfigOptions) string {
 	p("    @documents path_regexp documents `%s$`", documentPattern())
 	p("    @media path_regexp media `^/[^/]+/%s/.*[^/]$`", site.MediaDir)
 	p("    @other_methods not method GET HEAD")
-	p("    # View pages (docs/pages.md): /<id>, /u/<id>, /embed/<id>.")
-	p("    @embed_page path_regexp embed_page `^/embed/([A-Za-z0-9_-]+)$`")
-	p("    @page path_regexp page `^/(u/)?([A-Za-z0-9_-]+)$`")
+	p("    # View pages (docs/pages.md): /<id>, /u/<id>, /embed/<id>, and the")
+	p("    # same with /<lang> for the other languages.")
+	p("    @embed_page path_regexp embed_page `^/embed/(%s)$`", pageIDPattern())
+	p("    @unbranded_page path_regexp unbranded_page `^/u/(%s)$`", pageIDPattern())
+	p("    @page {")
+	p("        path_regexp page `^/(%s)$`", pageIDPattern())
+	p("        not path /u/* /embed/*")
+	p("    }")
+	p("    @slash path_regexp slash `%s`", slashPagePattern())
+	p("    @html header Accept *text/html*")
 	p("")
 	p("    header X-Content-Type-Options nosniff")
 	p(`    header @embed_page Content-Security-Policy "%s"`, viewpage.CSP(viewpage.Embedded, ""))
+	p(`    header @unbranded_page Content-Security-Policy "%s"`, viewpage.CSP(viewpage.Unbranded, ""))
 	p(`    header @page Content-Security-Policy "%s"`, viewpage.CSP(viewpage.Branded, ""))
 	p("    header @page X-Frame-Options DENY")
+	p("    redir @slash {re.slash.1}{?query} 301")
 	p("    header @documents Content-Type application/json")
 	p(`    header @documents Cache-Control "%s"`, site.DocumentCacheControl)
 	p(`    header @media Cache-Control "%s"`, site.MediaCacheControl)
@@ -269,8 +326,14 @@ func caddyConfig(o ConfigOptions) string {
 	p("            precompressed %s", strings.Join(precompressed, " "))
 	p("        }")
 	p("    }")
+	p("    handle @unbranded_page {")
+	p("        rewrite * /u/{re.unbranded_page.1}/%s", site.PageFile)
+	p("        file_server {")
+	p("            precompressed %s", strings.Join(precompressed, " "))
+	p("        }")
+	p("    }")
 	p("    handle @page {")
-	p("        rewrite * /{re.page.1}{re.page.2}/%s", site.PageFile)
+	p("        rewrite * /{re.page.1}/%s", site.PageFile)
 	p("        file_server {")
 	p("            precompressed %s", strings.Join(precompressed, " "))
 	p("        }")
@@ -286,9 +349,19 @@ func caddyConfig(o ConfigOptions) string {
 	p("        respond `{\"code\":\"method_not_allowed\"}` 405")
 	p("    }")
 	p("    handle_errors {")
-	p("        header Content-Type application/json")
-	p("        header Cache-Control no-store")
-	p("        respond `{\"code\":\"not_found\"}` 404")
+	p("        handle @html {")
+	p(`            header Content-Type "%s"`, site.PageType)
+	p("            header Cache-Control no-store")
+	p(`            header Content-Security-Policy "%s"`, viewpage.NotFoundCSP)
+	p("            respond <<NOTFOUND")
+	b.WriteString(string(viewpage.NotFound))
+	p("NOTFOUND 404")
+	p("        }")
+	p("        handle {")
+	p("            header Content-Type application/json")
+	p("            header Cache-Control no-store")
+	p("            respond `{\"code\":\"not_found\"}` 404")
+	p("        }")
 	p("    }")
 	p("}")
 	return b.String()
@@ -301,6 +374,8 @@ func headersFile() string {
 	p("# Written by `guidepub serve --print-config headers`; put it at the root of the")
 	p("# published folder. These hosts compress on their own and send Vary themselves;")
 	p("# upload the tree without the .br/.zst/.gz siblings (they would be served as files).")
+	p("# They answer a missing path with /404.html: save `guidepub serve --print-config 404`")
+	p("# there (the HTML 404 page; such hosts send it to every client, JSON ones included).")
 	for _, d := range site.Documents {
 		p("/*/%s", d)
 		p("  Content-Type: application/json")
@@ -315,7 +390,6 @@ func headersFile() string {
 	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Embedded, ""))
 	p("/%s/*", site.UnbrandedDir)
 	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Unbranded, ""))
-	p("  X-Frame-Options: DENY")
 	p("/*/%s", site.PageFile)
 	p("  Content-Security-Policy: %s", viewpage.CSP(viewpage.Branded, ""))
 	p("  X-Frame-Options: DENY")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 func TestWriteConfig(t *testing.T) {
@@ -21,6 +22,12 @@ func TestWriteConfig(t *testing.T) {
 				t.Fatalf("output differs between runs (%v)", err)
 			}
 			text := a.String()
+			if kind == "404" {
+				if text != string(viewpage.NotFound) {
+					t.Error("the 404 kind is not the HTML 404 page")
+				}
+				return
+			}
 			if strings.Count(text, "{") != strings.Count(text, "}") {
 				t.Errorf("unbalanced braces")
 			}

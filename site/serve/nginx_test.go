@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,15 +100,19 @@ http {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start nginx: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// done is closed when nginx has exited, with its error in waitErr: a
+	// channel closed once, so both the start loop and the clean-up can
+	// see it (a failed start used to leave the clean-up waiting forever).
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt) // fast shutdown
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
-			<-exited
+			<-done
 		}
 	})
 	deadline := time.Now().Add(10 * time.Second)
@@ -118,9 +123,9 @@ http {
 			return "http://" + addr, cmd.Process
 		}
 		select {
-		case err := <-exited:
+		case <-done:
 			log, _ := os.ReadFile(filepath.Join(prefix, "error.log"))
-			t.Fatalf("nginx exited: %v\n%s\n%s", err, stderr.String(), log)
+			t.Fatalf("nginx exited: %v\n%s\n%s", waitErr, stderr.String(), log)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -134,46 +139,75 @@ http {
 // configured by WriteConfig, and compares the headers clients rely on.
 func TestNginxParity(t *testing.T) {
 	tt := newTestTree()
+	tt.media["v1/index.html"] = []byte("<p>branded</p>")
+	tt.media["v1/fr/index.html"] = []byte("<p>fr</p>")
+	tt.media["u/v1/index.html"] = []byte("<p>u</p>")
+	tt.media["embed/v1/zh/index.html"] = []byte("<p>embed zh</p>")
 	root := osTree(t, tt)
 	nginxURL := startNginx(t, root)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig())
 
-	compared := []string{"Content-Type", "Content-Encoding", "Vary", "Cache-Control", "X-Content-Type-Options"}
+	compared := []string{"Content-Type", "Content-Encoding", "Vary", "Cache-Control", "X-Content-Type-Options", "Content-Security-Policy", "X-Frame-Options", "Location"}
+	const browser = "text/html,application/xhtml+xml,*/*;q=0.8"
 	tests := []struct {
 		method, path, accept string
 		status               int
+		html                 bool // sent with a browser's Accept
 	}{
-		{"GET", "/v1/data/summary", "gzip", 200},
-		{"GET", "/v1/data/summary", "", 200},
-		{"GET", "/v1/data/status", "gzip, deflate", 200},
-		{"HEAD", "/v1/data/summary", "gzip", 200},
-		{"GET", "/v1/reso/autofill", "gzip", 200},
-		{"GET", "/alias/data/status", "gzip", 200},
-		{"GET", "/v1/doc/plan.pdf", "gzip", 200},
-		{"GET", "/v1/doc/photo.jpg", "", 200},
-		{"GET", "/v1/doc/file.gz", "gzip", 200},
-		{"GET", "/v1/nothing", "gzip", 404},
-		{"GET", "/v1/doc/nothing.jpg", "", 404},
-		{"GET", "/v1/doc/nothing.pdf", "", 404},
-		{"GET", "/v1/data/.tmp-x", "", 404},
-		{"GET", "/.hidden", "", 404},
-		{"GET", "/v1/data/summary.gz", "", 404},
-		{"GET", "/v1/data/", "", 404},
-		{"GET", "/v1/doc/", "", 404},
-		{"GET", "/", "", 404},
-		{"GET", "/v1/doc/link.jpg", "", 404},
-		{"POST", "/v1/data/status", "", 405},
+		{"GET", "/v1/fr", "", 200, true},
+		{"GET", "/u/v1", "", 200, true},
+		{"GET", "/embed/v1/zh", "", 200, true},
+		{"GET", "/v1/", "", 301, true},
+		{"GET", "/v1/fr/", "", 301, true},
+		{"GET", "/embed/v1/zh/?a=b", "", 301, true},
+		{"GET", "/nothing", "", 404, true},
+		{"GET", "/v1/doc/nothing.jpg", "", 404, true},
+		{"GET", "/v1/de", "", 404, true},
+		{"GET", "/nothing", "", 404, false},
+		{"GET", "/v1/data/summary", "gzip", 200, false},
+		{"GET", "/v1/data/summary", "", 200, false},
+		{"GET", "/v1/data/status", "gzip, deflate", 200, false},
+		{"HEAD", "/v1/data/summary", "gzip", 200, false},
+		{"GET", "/v1/reso/autofill", "gzip", 200, false},
+		{"GET", "/alias/data/status", "gzip", 200, false},
+		{"GET", "/v1/doc/plan.pdf", "gzip", 200, false},
+		{"GET", "/v1/doc/photo.jpg", "", 200, false},
+		{"GET", "/v1/doc/file.gz", "gzip", 200, false},
+		{"GET", "/v1/nothing", "gzip", 404, false},
+		{"GET", "/v1/doc/nothing.jpg", "", 404, false},
+		{"GET", "/v1/doc/nothing.pdf", "", 404, false},
+		{"GET", "/v1/data/.tmp-x", "", 404, false},
+		{"GET", "/.hidden", "", 404, false},
+		{"GET", "/v1/data/summary.gz", "", 404, false},
+		{"GET", "/v1/data/", "", 404, false},
+		{"GET", "/v1/doc/", "", 404, false},
+		{"GET", "/", "", 404, false},
+		{"GET", "/v1/doc/link.jpg", "", 404, false},
+		{"POST", "/v1/data/status", "", 405, false},
 	}
+	noRedirect := *client
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	client = &noRedirect
 	for _, tc := range tests {
-		t.Run(tc.method+" "+tc.path+" "+tc.accept, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.method, " ", tc.path, " ", tc.accept, " html=", tc.html), func(t *testing.T) {
 			h := map[string]string{"Accept-Encoding": tc.accept}
 			if tc.accept == "" {
-				h = nil
+				h = map[string]string{}
+			}
+			if tc.html {
+				h["Accept"] = browser
 			}
 			ours, ourBody := do(t, client, tc.method, hs.URL+tc.path, h)
 			theirs, theirBody := do(t, client, tc.method, nginxURL+tc.path, h)
 			if ours.StatusCode != tc.status || theirs.StatusCode != tc.status {
 				t.Fatalf("status: guidepub %d, nginx %d, want %d (nginx body %q)", ours.StatusCode, theirs.StatusCode, tc.status, theirBody)
+			}
+			if tc.status == 301 {
+				// nginx writes its own redirect body; what counts is where.
+				if a, b := ours.Header.Get("Location"), theirs.Header.Get("Location"); a != b || a == "" {
+					t.Errorf("Location: guidepub %q, nginx %q", a, b)
+				}
+				return
 			}
 			for _, k := range compared {
 				if a, b := ours.Header.Values(k), theirs.Header.Values(k); strings.Join(a, ", ") != strings.Join(b, ", ") {

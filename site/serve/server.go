@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // Server serves an exported public tree as a CDN would: it negotiates the
@@ -157,9 +158,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusMethodNotAllowed, bodyNotAllowed)
 		return
 	}
-	name, ok := cleanRequestPath(r.URL.EscapedPath())
+	escaped := r.URL.EscapedPath()
+	if to, ok := pageWithoutSlash(escaped); ok {
+		if q := r.URL.RawQuery; q != "" {
+			to += "?" + q
+		}
+		h["Location"] = []string{to}
+		h["Cache-Control"] = []string{site.DocumentCacheControl}
+		w.WriteHeader(http.StatusMovedPermanently)
+		return
+	}
+	name, ok := cleanRequestPath(escaped)
 	if !ok {
-		writeError(w, r, http.StatusNotFound, bodyNotFound)
+		notFound(w, r)
 		return
 	}
 	acc := parseAcceptEncoding(r.Header["Accept-Encoding"])
@@ -175,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			serveRobots(w, r)
 			return
 		}
-		writeError(w, r, http.StatusNotFound, bodyNotFound)
+		notFound(w, r)
 		return
 	}
 	for k, v := range e.pageHeaders {
@@ -247,13 +258,84 @@ func (s *Server) findOnce(names []string, acc *acceptance) (*entry, *representat
 }
 
 // maybePage reports whether name has the shape of a page URL (one path
-// element, or two under u/ or embed/), before site.PageOf checks it.
+// element and a language, or two under u/ or embed/), before site.PageOf
+// checks it.
 func maybePage(name string) bool {
 	switch strings.Count(name, "/") {
-	case 0:
+	case 0, 1:
 		return true
-	case 1:
+	case 2:
 		return strings.HasPrefix(name, site.UnbrandedDir+"/") || strings.HasPrefix(name, site.EmbedDir+"/")
+	}
+	return false
+}
+
+// pageWithoutSlash returns the URL of the page that the escaped request
+// path names with a trailing slash ("/vKT301A/" → "/vKT301A"), and false
+// for any other path: a page has one URL, without the slash.
+func pageWithoutSlash(escaped string) (string, bool) {
+	trimmed, ok := strings.CutSuffix(escaped, "/")
+	if !ok || trimmed == "" {
+		return "", false
+	}
+	name, ok := cleanRequestPath(trimmed)
+	if !ok || !maybePage(name) {
+		return "", false
+	}
+	if _, ok := site.PageOf("/" + name); !ok {
+		return "", false
+	}
+	return trimmed, true
+}
+
+// notFound answers 404: the HTML page of viewpage.NotFound to a browser
+// (a request that accepts text/html), the JSON body to anything else.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	if !acceptsHTML(r.Header.Values("Accept")) {
+		writeError(w, r, http.StatusNotFound, bodyNotFound)
+		return
+	}
+	h := w.Header()
+	for k, v := range notFoundHeaders {
+		h[k] = v
+	}
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		w.Write(viewpage.NotFound)
+	}
+}
+
+// notFoundHeaders are the headers of the HTML 404 page.
+var notFoundHeaders = http.Header{
+	"Content-Type":            {site.PageType},
+	"Cache-Control":           hdrNoStore,
+	"Content-Length":          {strconv.Itoa(len(viewpage.NotFound))},
+	"Content-Security-Policy": {viewpage.NotFoundCSP},
+	"Referrer-Policy":         {"strict-origin-when-cross-origin"},
+}
+
+// acceptsHTML reports whether the Accept field values name text/html
+// with a non-zero quality: what browsers send for a navigation, and API
+// clients do not.
+func acceptsHTML(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			typ, params, _ := strings.Cut(part, ";")
+			if !strings.EqualFold(strings.TrimSpace(typ), "text/html") {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+					if f, err := strconv.ParseFloat(val, 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -112,13 +114,15 @@ func newPageServer(t *testing.T, folders ...string) *pageServer {
 			t.Fatalf("no sample %s", f)
 		}
 		in := ps.localInput(t, s)
-		for _, k := range Kinds {
-			b, err := Render(k, &in)
-			if err != nil {
-				t.Fatal(err)
+		for _, lang := range in.Languages {
+			for _, k := range Kinds {
+				b, err := Render(k, &in, lang)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := strings.TrimPrefix(in.PageURL(k, lang), ps.URL)
+				ps.pages[p], ps.kinds[p] = b, k
 			}
-			p := map[Kind]string{Branded: "/", Unbranded: "/u/", Embedded: "/embed/"}[k] + f
-			ps.pages[p], ps.kinds[p] = b, k
 		}
 	}
 	return ps
@@ -146,6 +150,44 @@ func (ps *pageServer) localInput(t *testing.T, s *sample) Input {
 	e.BrandedURL = ps.URL + "/" + s.View.ViewID
 	e.UnbrandedURL = ps.URL + "/u/" + s.View.ViewID
 	e.EmbedURL = ps.URL + "/embed/" + s.View.ViewID
+	e.Documents = documentsOf(s.Guide, ps.URL+"/"+s.View.ViewID+"/doc/")
+	for _, ld := range e.Documents {
+		for _, pg := range ld.Pages {
+			if u, err := url.Parse(pg.URL); err == nil {
+				ps.images[u.Path] = [2]int{pg.Width, pg.Height}
+			}
+		}
+	}
+	if s.View.ViewID == "vKT301A" {
+		// Every interface language, and renditions of the plans and
+		// photos (as the exporter's media step makes them), so srcset is
+		// rendered and loaded.
+		e.Languages = PageLanguages
+		e.Renditions = map[string][]Rendition{}
+		add := func(u string, w, h int) {
+			for _, rw := range []int{640, 1280} {
+				if rw >= w {
+					continue
+				}
+				ru := strings.TrimSuffix(u, path.Ext(u)) + "-" + strconv.Itoa(rw) + "w.jpg"
+				rh := h * rw / w
+				e.Renditions[u] = append(e.Renditions[u], Rendition{URL: ru, Width: rw, Height: rh})
+				if pu, err := url.Parse(ru); err == nil {
+					ps.images[pu.Path] = [2]int{rw, rh}
+				}
+			}
+		}
+		for _, ld := range e.Documents {
+			for _, pg := range ld.Pages {
+				add(pg.URL, pg.Width, pg.Height)
+			}
+		}
+		for _, m := range d.Autofill.Media {
+			if m.MediaCategory == "Photo" && m.ImageWidth > 1000 {
+				add(m.MediaURL, m.ImageWidth, m.ImageHeight)
+			}
+		}
+	}
 	return FromDocs(d, e)
 }
 
@@ -224,6 +266,7 @@ type browserPage struct {
 	Width       int               `json:"width"`
 	Height      int               `json:"height"`
 	Screenshot  string            `json:"screenshot,omitempty"`
+	Clip        int               `json:"clip,omitempty"` // also a screenshot of the top this high
 	Status      int               `json:"status"`
 	Headers     map[string]string `json:"headers"`
 	Requests    []string          `json:"requests"`
@@ -246,6 +289,24 @@ type browserPage struct {
 		Nodes  []string `json:"nodes"`
 	} `json:"axe"`
 	AxeError string `json:"axeError"`
+	DOM      struct {
+		Lang       string   `json:"lang"`
+		Hreflang   []string `json:"hreflang"`
+		OffOrigin  []string `json:"offOrigin"`
+		PlanFirst  bool     `json:"planFirst"`
+		Plans      int      `json:"plans"`
+		Srcset     int      `json:"srcset"`
+		WideTables []string `json:"wideTables"`
+	} `json:"dom"`
+	PDF   string `json:"pdf"`
+	Bytes int64  `json:"bytes"`
+	// What the test expects, not sent to check.mjs.
+	lang      string
+	langs     int
+	sameOrig  bool
+	plans     bool
+	srcset    bool
+	must, not []string
 }
 
 // runBrowser loads pages with check.mjs and returns its report.
@@ -282,35 +343,55 @@ func runBrowser(t *testing.T, pages []browserPage) []browserPage {
 // overflow, and the text that must and must not show. Screenshots go to
 // $GUIDEPUB_PAGE_OUT (or a temporary folder).
 func TestBrowser(t *testing.T) {
-	ps := newPageServer(t, "vKT301A", "vMAPLE-locked", "vMAPLE-nomedia", "vMAPLE-metric")
+	ps := newPageServer(t, "vKT301A", "vMAPLE-locked", "vMAPLE-nomedia", "vMAPLE-metric", "vMAPLE-main", "vSTDENIS")
 	out := outDir(t)
-	type check struct {
-		path      string
-		must, not []string
-	}
-	checks := map[string]check{
-		"branded":   {"/vKT301A", []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "Show on a map", "Watch the video tour", "Floor plans", "Photos"}, []string{"277.62 sq ft"}},
-		"unbranded": {"/u/vKT301A", []string{"Measurements", "Living Room", "25.79 m²", "Floor plans", "Photos"}, []string{"Jane Example", "Example Realty", "video", "map"}},
-		"embed":     {"/frame/vKT301A", []string{"A listing site", "Open the full guide", "Living Room"}, []string{"Jane Example"}},
-		"locked":    {"/vMAPLE-locked", []string{"not available"}, []string{"Maple Ave", "Measurements"}},
-		"nomedia":   {"/vMAPLE-nomedia", []string{"Measurements"}, []string{"Maple Ave", "Floor plans", "Photos", "video"}},
-		"small":     {"/frame/vKT301A?small=1", []string{"Open the full guide", "Living Room"}, []string{"Jane Example"}},
-		"metric":    {"/embed/vMAPLE-metric", []string{"Open the full guide", "Floor plans"}, []string{"Measurements"}},
-		// The embedded page itself, not in a frame: axe and the image
-		// checks look at the top frame only.
-		"embedded": {"/embed/vKT301A", []string{"Open the full guide", "Living Room", "Photos"}, []string{"Jane Example"}},
-	}
+	wide := map[int]int{375: 812, 1280: 900}
 	var pages []browserPage
-	for _, name := range []string{"branded", "unbranded", "embed", "embedded", "small", "locked", "nomedia", "metric"} {
-		for _, w := range []int{375, 1280} {
-			pages = append(pages, browserPage{Name: name, URL: ps.URL + checks[name].path, Width: w, Height: map[int]int{375: 812, 1280: 900}[w],
-				Screenshot: filepath.Join(out, fmt.Sprintf("%s-%d.png", name, w))})
+	add := func(name, p string, widths []int, c browserPage) {
+		for _, w := range widths {
+			c.Name, c.URL, c.Width, c.Height = name, ps.URL+p, w, wide[w]
+			c.Screenshot = filepath.Join(out, fmt.Sprintf("%s-%d.png", name, w))
+			pages = append(pages, c)
 		}
 	}
+	both, phone := []int{375, 1280}, []int{375}
+	// vKT301A is metric (Canada); its pages come in every language.
+	add("branded", "/vKT301A", both, browserPage{lang: "en", langs: 5, plans: true, srcset: true,
+		must: []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "14′ 1″ × 19′ 8″", "Interior area: 152.99 m²", "Detached Garage", "Cold room", "Show on a map", "Watch the video tour", "Floor plans", "Main Floor", "Photos", "Français"},
+		not:  []string{"277.62", "ColdRoom", "Page 1"}})
+	add("unbranded", "/u/vKT301A", both, browserPage{lang: "en", langs: 5, sameOrig: true, plans: true, srcset: true,
+		must: []string{"Measurements", "Living Room", "25.79 m²", "Floor plans", "Photos"},
+		not:  []string{"Jane Example", "Example Realty", "video", "map", "full guide", "519 555"}})
+	add("unbranded-fr", "/u/vKT301A/fr", phone, browserPage{lang: "fr", langs: 5, sameOrig: true, plans: true, srcset: true,
+		must: []string{"Mesures", "Salon", "25,79 m²", "Plans"}, not: []string{"Jane Example", "Measurements"}})
+	for _, l := range []string{"fr", "es", "it", "zh"} {
+		add("branded-"+l, "/vKT301A/"+l, phone, browserPage{lang: l, langs: 5, plans: true, srcset: true, must: []string{"Jane Example"}})
+	}
+	add("embed", "/frame/vKT301A", both, browserPage{lang: "en", must: []string{"A listing site", "Open the full guide", "Living Room", "Jane Example"}})
+	// The embedded page itself, not in a frame: axe and the image checks
+	// look at the top frame only.
+	add("embedded", "/embed/vKT301A", both, browserPage{lang: "en", langs: 5, plans: true, srcset: true, must: []string{"Open the full guide", "Living Room", "Photos", "Jane Example"}})
+	add("small", "/frame/vKT301A?small=1", phone, browserPage{lang: "en", must: []string{"Open the full guide", "Living Room"}})
+	add("locked", "/vMAPLE-locked", phone, browserPage{lang: "en", langs: 2, sameOrig: true, must: []string{"not available"}, not: []string{"Maple Ave", "Measurements"}})
+	add("nomedia", "/vMAPLE-nomedia", phone, browserPage{lang: "en", langs: 2, must: []string{"Measurements"}, not: []string{"Maple Ave", "Floor plans", "Photos", "video"}})
+	add("metric", "/embed/vMAPLE-metric", phone, browserPage{lang: "en", langs: 2, plans: true, must: []string{"Open the full guide", "Floor plans"}, not: []string{"Measurements"}})
+	// The US (ANSI) guide: imperial, its headline the main building's
+	// finished area above grade, and its Spanish page.
+	add("ansi", "/vMAPLE-main", both, browserPage{lang: "en", langs: 2, plans: true, must: []string{"Finished area above grade:", "sq ft"}})
+	add("ansi-es", "/u/vMAPLE-main/es", phone, browserPage{lang: "es", langs: 2, sameOrig: true, plans: true, must: []string{"Medidas"}})
+	// Montréal: French by default, plan pages only in French, every
+	// language's PDFs linked.
+	add("montreal", "/vSTDENIS", both, browserPage{lang: "fr", langs: 3, plans: true, must: []string{"Rez-de-chaussée", "Étage", "Sous-sol", "Mesures", "Métrique, 中文", "Impérial, English"}})
+	add("montreal-en", "/u/vSTDENIS/en", phone, browserPage{lang: "en", langs: 3, sameOrig: true, plans: true, must: []string{"Rez-de-chaussée", "Measurements"}})
+	add("montreal-zh", "/vSTDENIS/zh", phone, browserPage{lang: "zh", langs: 3, plans: true, must: []string{"平面图"}})
+	// Print: the branded page to a Letter PDF; the tops of the branded
+	// page for docs/images.
+	pages[0].PDF = filepath.Join(out, "branded-print.pdf")
+	pages[0].Clip, pages[1].Clip = 2000, 1300
 	rep := runBrowser(t, pages)
-	for _, p := range rep {
-		c := checks[p.Name]
-		name := p.Name
+	for i, p := range rep {
+		want := pages[i]
+		name := fmt.Sprintf("%s@%d", p.Name, want.Width)
 		if p.Status != 200 {
 			t.Errorf("%s: status %d", name, p.Status)
 		}
@@ -336,28 +417,72 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("%s: frame %d is %d px wider than its viewport", name, i, o)
 			}
 		}
+		if p.ScrollWidth > want.Width {
+			t.Errorf("%s: page is %d px wide", name, p.ScrollWidth)
+		}
+		for _, w := range p.DOM.WideTables {
+			t.Errorf("%s: table wider than its box: %s", name, w)
+		}
 		for _, img := range p.Images {
 			if !img.Complete || img.Natural == 0 || img.W == "" || img.H == "" {
 				t.Errorf("%s: image %s not loaded or without width/height", name, img.Src)
 			}
 		}
-		for _, m := range c.must {
-			if !strings.Contains(p.Text, m) {
+		if want.sameOrig && len(p.DOM.OffOrigin) > 0 {
+			t.Errorf("%s: links or resources outside the origin: %v", name, p.DOM.OffOrigin)
+		}
+		if p.DOM.Lang != want.lang {
+			t.Errorf("%s: lang %q, want %q", name, p.DOM.Lang, want.lang)
+		}
+		if want.langs > 1 {
+			// One alternate per language and x-default, each page naming
+			// itself among them.
+			self := false
+			for _, h := range p.DOM.Hreflang {
+				self = self || h == want.lang+" "+want.URL
+			}
+			if len(p.DOM.Hreflang) != want.langs+1 || !self {
+				t.Errorf("%s: hreflang alternates %v", name, p.DOM.Hreflang)
+			}
+		}
+		if want.plans && (p.DOM.Plans == 0 || !p.DOM.PlanFirst) {
+			t.Errorf("%s: %d plan images, first before the first table: %v", name, p.DOM.Plans, p.DOM.PlanFirst)
+		}
+		if want.srcset && p.DOM.Srcset < p.DOM.Plans+1 {
+			t.Errorf("%s: %d images with srcset", name, p.DOM.Srcset)
+		}
+		text := strings.ReplaceAll(p.Text, nbsp, " ")
+		for _, m := range want.must {
+			if !strings.Contains(text, m) {
 				t.Errorf("%s: %q does not show", name, m)
 			}
 		}
-		for _, m := range c.not {
-			if strings.Contains(strings.ToLower(p.Text), strings.ToLower(m)) {
+		for _, m := range want.not {
+			if strings.Contains(strings.ToLower(text), strings.ToLower(m)) {
 				t.Errorf("%s: %q shows", name, m)
 			}
 		}
 	}
-	for _, p := range rep {
-		if p.ScrollWidth > 1280 {
-			t.Errorf("%s: page is %d px wide", p.Name, p.ScrollWidth)
+	if pdf := rep[0].PDF; pdf != "" {
+		n := pdfPages(t, pdf)
+		t.Logf("print to PDF (Letter) of the branded page of vKT301A: %d pages, %s", n, pdf)
+		if n == 0 || n > 6 {
+			t.Errorf("the branded page prints on %d Letter pages, want 1 to 6", n)
 		}
+	} else {
+		t.Error("no PDF printed")
 	}
 	t.Logf("screenshots in %s", out)
+}
+
+// pdfPages counts the pages of the PDF file p (its page objects).
+func pdfPages(t *testing.T, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(b, -1))
 }
 
 // TestNuHTMLChecker validates every golden page with the Nu HTML Checker
@@ -371,11 +496,22 @@ func TestNuHTMLChecker(t *testing.T) {
 	if err != nil || len(files) < 30 {
 		t.Fatalf("golden pages: %d, %v", len(files), err)
 	}
-	big := filepath.Join(t.TempDir(), "big-branded.html")
+	// A 40-room page in every interface language, and the 404 page.
+	tmp := t.TempDir()
 	in := bigInput(40)
-	b, _ := Render(Branded, &in)
-	os.WriteFile(big, b, 0o644)
-	files = append(files, big)
+	in.Languages = PageLanguages
+	for _, lang := range PageLanguages {
+		big := filepath.Join(tmp, "big-branded-"+lang+".html")
+		b, err := Render(Branded, &in, lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(big, b, 0o644)
+		files = append(files, big)
+	}
+	nf := filepath.Join(tmp, "404.html")
+	os.WriteFile(nf, NotFound, 0o644)
+	files = append(files, nf)
 	args := append([]string{"-jar", filepath.Join(dir, "node_modules", "vnu-jar", "build", "dist", "vnu.jar"), "--format", "json", "--also-check-css"}, files...)
 	cmd := exec.Command("java", args...)
 	var stderr bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
@@ -102,8 +103,49 @@ func loadSample(t testing.TB, folder, bundleName string, g *bundle.Guide, v *bun
 		BrandedURL:   viewHost + "/" + v.ViewID,
 		UnbrandedURL: unbrandedHost + "/" + v.ViewID,
 		EmbedURL:     viewHost + "/embed/" + v.ViewID,
+		Languages:    sortedLangs(g.Media.Documents),
+		Default:      g.DefaultLanguage,
+		Documents:    documentsOf(g, viewHost+"/"+v.ViewID+"/doc/"),
 	}
 	return sample{Folder: folder, Bundle: bundleName, Guide: g, View: v, Docs: d, Input: FromDocs(d, e)}, true
+}
+
+// sortedLangs returns the languages of docs in site.Languages order.
+func sortedLangs(docs map[string]bundle.Documents) []string {
+	var out []string
+	for _, l := range site.Languages {
+		if _, ok := docs[l]; ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// documentsOf lists the floor plan documents of g as the exporter
+// publishes them under the view's doc folder docURL (names as in
+// docs/documents.md#public-media).
+func documentsOf(g *bundle.Guide, docURL string) []LanguageDocs {
+	var out []LanguageDocs
+	for _, lang := range sortedLangs(g.Media.Documents) {
+		d := g.Media.Documents[lang]
+		ld := LanguageDocs{Lang: lang}
+		for _, k := range site.DocumentKinds {
+			if k.Units == "" {
+				continue
+			}
+			if !k.FloorPages {
+				if f := d.File(k.Key); f != "" {
+					ld.PDFs = append(ld.PDFs, PDF{Units: k.Units, URL: docURL + lang + "/" + k.Key + filepath.Ext(f)})
+				}
+				continue
+			}
+			for _, f := range d.FloorImages(k.Key) {
+				ld.Pages = append(ld.Pages, PlanPage{Units: k.Units, Floor: f.FloorName, URL: docURL + lang + "/" + k.Key + "-" + strconv.Itoa(f.ID) + filepath.Ext(f.File), Width: f.Width, Height: f.Height})
+			}
+		}
+		out = append(out, ld)
+	}
+	return out
 }
 
 // readJSON decodes the file at p into v; false when it does not exist.

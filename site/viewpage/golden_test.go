@@ -10,8 +10,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden pages under testdata/golden")
 
-// TestGolden renders the three pages of every sample view and alias and
-// compares them with testdata/golden/<folder>/<kind>.html (-update rewrites
+// TestGolden renders the three pages of every sample view and alias, in
+// every language, and compares them with
+// testdata/golden/<folder>/<kind>[.<lang>].html (-update rewrites
 // them). Rendering twice must give the same bytes.
 func TestGolden(t *testing.T) {
 	ss := samples(t)
@@ -19,34 +20,40 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("only %d sample views found", len(ss))
 	}
 	for _, s := range ss {
-		for _, k := range Kinds {
-			t.Run(s.Folder+"/"+k.String(), func(t *testing.T) {
-				got, err := Render(k, &s.Input)
-				if err != nil {
-					t.Fatal(err)
+		for _, lang := range s.Input.Languages {
+			for _, k := range Kinds {
+				name := k.String()
+				if lang != s.Input.Default() {
+					name += "." + lang
 				}
-				again, _ := Render(k, &s.Input)
-				if !bytes.Equal(got, again) {
-					t.Fatal("two renders differ")
-				}
-				p := filepath.Join("testdata", "golden", s.Folder, k.String()+".html")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Run(s.Folder+"/"+name, func(t *testing.T) {
+					got, err := Render(k, &s.Input, lang)
+					if err != nil {
 						t.Fatal(err)
 					}
-					if err := os.WriteFile(p, got, 0o644); err != nil {
-						t.Fatal(err)
+					again, _ := Render(k, &s.Input, lang)
+					if !bytes.Equal(got, again) {
+						t.Fatal("two renders differ")
 					}
-					return
-				}
-				want, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatalf("%v (run go test -update)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the golden file (run go test -update and review the diff)", p)
-				}
-			})
+					p := filepath.Join("testdata", "golden", s.Folder, name+".html")
+					if *update {
+						if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(p, got, 0o644); err != nil {
+							t.Fatal(err)
+						}
+						return
+					}
+					want, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatalf("%v (run go test -update)", err)
+					}
+					if !bytes.Equal(got, want) {
+						t.Errorf("%s differs from the golden file (run go test -update and review the diff)", p)
+					}
+				})
+			}
 		}
 	}
 }

@@ -62,7 +62,7 @@ type Docs struct {
 	Summary *site.Summary
 	// Autofill is the view's autofill object. The exporter builds it even
 	// when the autofill document itself is hidden; its Media records give
-	// the page the published media URLs and sizes.
+	// the page the published photo URLs and sizes and the video.
 	Autofill *site.Autofill
 }
 
@@ -77,9 +77,41 @@ type Extra struct {
 	Property *site.Property
 	Banner   *site.Banner
 	// BrandedURL, UnbrandedURL and EmbedURL are the absolute URLs of the
-	// view's three pages.
+	// view's three pages in the default language; a page in another
+	// language adds "/<lang>" (site.LanguagePagePaths).
 	BrandedURL, UnbrandedURL, EmbedURL string
-	Renditions                         map[string][]Rendition // by the image's published URL (as in the autofill's Media records), ascending width
+	// Languages are the languages the guide has documents in; pages are
+	// rendered in each of them that has a catalogue (PageLanguages).
+	// Default is the one served at the URLs above ("" picks the first of
+	// Languages with a catalogue, English first).
+	Languages []string
+	Default   string
+	// Documents are the guide's published floor plan documents in every
+	// language, in the order of Languages.
+	Documents  []LanguageDocs
+	Renditions map[string][]Rendition // by the image's published URL (as in the autofill's Media records), ascending width
+}
+
+// LanguageDocs are the published floor plan documents of one language.
+type LanguageDocs struct {
+	Lang string
+	// PDFs are the floor plan PDFs (Units is Imperial or Metric).
+	PDFs []PDF
+	// Pages are the JPEG floor plan pages, one per floor and unit system.
+	// They are published with the autofill document, so a view hiding it
+	// shows none.
+	Pages []PlanPage
+}
+
+// PDF is one published floor plan PDF.
+type PDF struct{ Units, URL string }
+
+// PlanPage is one published floor plan page image.
+type PlanPage struct {
+	Units         string
+	Floor         string // the floor's name
+	URL           string
+	Width, Height int
 }
 
 // Input is everything one view's pages show, with hidden features already
@@ -90,63 +122,23 @@ type Input struct {
 	Expired                            bool
 	Units                              string
 	BrandedURL, UnbrandedURL, EmbedURL string
-	Address                            *Address
-	Geo                                *site.Location
-	Standard                           string
-	// Systems holds the measurements in the view's units first, then the
-	// other system; empty when measurements are hidden.
-	Systems    []System
-	FloorPlans []FloorPlan
-	PDFs       []Link
+	// Languages are the page languages, the default first.
+	Languages []string
+	Address   *Address
+	Geo       *site.Location
+	// Summary holds the measurements (mm and mm²), nil when they are
+	// hidden; room dimensions are gone when those are hidden.
+	Summary    *site.Summary
+	Documents  []LanguageDocs
 	Photos     []Photo
 	Video      string
 	Banner     *Banner
+	Renditions map[string][]Rendition
 }
 
 // Address is the property's postal address.
 type Address struct {
 	Full, Street, City, Region, PostalCode, Country string
-}
-
-// System is the measurements in one unit system.
-type System struct {
-	Units     string // Imperial or Metric
-	Label     string // "Imperial (ft, sq ft)"
-	AreaUnit  string
-	LenUnit   string
-	Buildings []Building
-	// Total is the interior area of all buildings, "" when unknown.
-	Total string
-}
-
-// Building is one building's areas and floors.
-type Building struct {
-	Name     string
-	Measures []Measure
-	Floors   []Floor
-}
-
-// Floor is one floor's areas and rooms.
-type Floor struct {
-	Name     string
-	Measures []Measure
-	Rooms    []Room
-}
-
-// Measure is one labelled, formatted value.
-type Measure struct{ Label, Value string }
-
-// Room is one row of a room table.
-type Room struct {
-	Name, Type, Dims, Area string
-}
-
-// FloorPlan is one floor plan page image.
-type FloorPlan struct {
-	Units         string
-	Name          string
-	URL           string
-	Width, Height int
 }
 
 // Link is a labelled URL.
@@ -186,12 +178,36 @@ const (
 
 func hides(hidden []string, f string) bool { return slices.Contains(hidden, f) }
 
+// pageLanguages returns the languages of langs that have a catalogue,
+// def first (def itself when it has one), or DefaultLanguage alone.
+func pageLanguages(langs []string, def string) []string {
+	var out []string
+	for _, l := range langs {
+		if slices.Contains(PageLanguages, l) && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	if !slices.Contains(PageLanguages, def) {
+		def = ""
+		if slices.Contains(out, DefaultLanguage) {
+			def = DefaultLanguage
+		} else if len(out) > 0 {
+			def = out[0]
+		} else {
+			def = DefaultLanguage
+		}
+	}
+	out = slices.DeleteFunc(out, func(l string) bool { return l == def })
+	return append([]string{def}, out...)
+}
+
 // FromDocs builds the pages' input from the view's documents and extras,
 // dropping every hidden feature.
 func FromDocs(d Docs, e Extra) Input {
 	in := Input{
 		ViewID: e.ViewID, Status: d.Status, Expired: e.Expired, Units: e.Units,
 		BrandedURL: e.BrandedURL, UnbrandedURL: e.UnbrandedURL, EmbedURL: e.EmbedURL,
+		Languages: pageLanguages(e.Languages, e.Default),
 	}
 	if in.Units != Metric {
 		in.Units = Imperial
@@ -213,17 +229,36 @@ func FromDocs(d Docs, e Extra) Input {
 		}
 	}
 	if d.Summary != nil && !hides(h, HideMeasurements) {
-		in.Standard = strings.ToUpper(d.Summary.MeasurementStandard)
-		other := Metric
-		if in.Units == Metric {
-			other = Imperial
+		in.Summary = d.Summary
+		if hides(h, HideRoomDimensions) {
+			in.Summary = withoutDims(d.Summary)
 		}
-		for _, u := range []string{in.Units, other} {
-			in.Systems = append(in.Systems, system(d.Summary, u, hides(h, HideRoomDimensions)))
+	}
+	if !hides(h, HideFloorPlans) {
+		for _, ld := range e.Documents {
+			out := LanguageDocs{Lang: ld.Lang}
+			for _, p := range ld.PDFs {
+				if httpURL(p.URL) {
+					out.PDFs = append(out.PDFs, p)
+				}
+			}
+			if !hides(h, HideAutofill) {
+				for _, p := range ld.Pages {
+					if httpURL(p.URL) {
+						out.Pages = append(out.Pages, p)
+					}
+				}
+			}
+			if len(out.PDFs)+len(out.Pages) > 0 {
+				in.Documents = append(in.Documents, out)
+			}
 		}
 	}
 	if d.Autofill != nil {
 		media(&in, d.Autofill.Media, h)
+	}
+	if len(e.Renditions) > 0 {
+		in.Renditions = e.Renditions
 	}
 	if e.Banner != nil {
 		in.Banner = banner(e.Banner)
@@ -231,31 +266,28 @@ func FromDocs(d Docs, e Extra) Input {
 	return in
 }
 
+// withoutDims returns a copy of s with every room's dimensions removed.
+func withoutDims(s *site.Summary) *site.Summary {
+	c := *s
+	c.Buildings = slices.Clone(s.Buildings)
+	for i := range c.Buildings {
+		b := &c.Buildings[i]
+		b.Floors = slices.Clone(b.Floors)
+		for j := range b.Floors {
+			f := &b.Floors[j]
+			f.Rooms = slices.Clone(f.Rooms)
+			for k := range f.Rooms {
+				f.Rooms[k].Dims = nil
+			}
+		}
+	}
+	return &c
+}
+
 func media(in *Input, ms []site.Media, h []string) {
 	byID := map[string]int{}
 	for _, m := range ms {
 		switch m.MediaCategory {
-		case site.MediaFloorPlan:
-			if hides(h, HideFloorPlans) || !httpURL(m.MediaURL) {
-				continue
-			}
-			units, _, _ := strings.Cut(m.ShortDescription, " ")
-			if m.MediaType == "pdf" {
-				in.PDFs = append(in.PDFs, Link{Label: units, URL: m.MediaURL})
-				continue
-			}
-			if hides(h, HideAutofill) {
-				// The floor plan pages are published with the autofill
-				// document only; the PDFs stay.
-				continue
-			}
-			n := len(in.FloorPlans) + 1
-			if _, id, ok := strings.Cut(m.MediaObjectID, "-"); ok {
-				if i, err := strconv.Atoi(id); err == nil {
-					n = i
-				}
-			}
-			in.FloorPlans = append(in.FloorPlans, FloorPlan{Units: units, Name: "Page " + strconv.Itoa(n), URL: m.MediaURL, Width: m.ImageWidth, Height: m.ImageHeight})
 		case site.MediaPhoto:
 			if hides(h, HidePhotos) || !httpURL(m.MediaURL) {
 				continue
@@ -328,70 +360,8 @@ func banner(b *site.Banner) *Banner {
 	return out
 }
 
-func system(s *site.Summary, units string, hideDims bool) System {
-	sys := System{Units: units, AreaUnit: "sq ft", LenUnit: "ft", Label: "Imperial (ft, sq ft)"}
-	areaF, lenF := mm2PerSqFoot, mmPerFoot
-	if units == Metric {
-		sys.AreaUnit, sys.LenUnit, sys.Label = "m²", "m", "Metric (m, m²)"
-		areaF, lenF = mm2PerSqMeter, mmPerMeter
-	}
-	area := func(v float64) string { return num(round2(v/areaF)) + nbsp + sys.AreaUnit }
-	length := func(v float64) string { return num(round2(v/lenF)) + nbsp + sys.LenUnit }
-	add := func(ms *[]Measure, label string, v *float64, f func(float64) string) {
-		if v != nil {
-			*ms = append(*ms, Measure{label, f(*v)})
-		}
-	}
-	total, haveTotal := 0.0, false
-	for _, b := range s.Buildings {
-		bb := Building{Name: b.Name}
-		add(&bb.Measures, "Interior area, above grade", b.IntAreaAboveGrade, area)
-		add(&bb.Measures, "Interior area, total", b.IntAreaTotal, area)
-		add(&bb.Measures, "Exterior area, above grade", b.ExtAreaAboveGrade, area)
-		add(&bb.Measures, "Exterior area, total", b.ExtAreaTotal, area)
-		add(&bb.Measures, "Finished area, above grade", b.FinishedAreaAboveGrade, area)
-		add(&bb.Measures, "Finished area, below grade", b.FinishedAreaBelowGrade, area)
-		add(&bb.Measures, "Finished area, total", b.FinishedAreaTotal, area)
-		add(&bb.Measures, "Unfinished area, above grade", b.UnfinishedAreaAboveGrade, area)
-		add(&bb.Measures, "Unfinished area, below grade", b.UnfinishedAreaBelowGrade, area)
-		add(&bb.Measures, "Unfinished area, total", b.UnfinishedAreaTotal, area)
-		add(&bb.Measures, "Excluded area, above grade", b.ExcludedAreaAboveGrade, area)
-		add(&bb.Measures, "Excluded area, total", b.ExcludedAreaTotal, area)
-		add(&bb.Measures, "Wall thickness", b.WallThickness, length)
-		if b.IntAreaTotal != nil {
-			total += *b.IntAreaTotal
-			haveTotal = true
-		}
-		for _, f := range b.Floors {
-			ff := Floor{Name: f.Name}
-			add(&ff.Measures, "Interior area", f.InteriorArea, area)
-			add(&ff.Measures, "Exterior area", f.ExteriorArea, area)
-			add(&ff.Measures, "Finished area", f.FinishedArea, area)
-			add(&ff.Measures, "Unfinished area", f.UnfinishedArea, area)
-			add(&ff.Measures, "Excluded area", f.ExcludedArea, area)
-			add(&ff.Measures, "Perimeter", f.Perimeter, length)
-			for _, r := range f.Rooms {
-				rr := Room{Name: r.Name, Type: r.Type, Area: area(r.Area)}
-				if !hideDims && len(r.Dims) == 2 {
-					rr.Dims = num(round2(r.Dims[0]/lenF)) + nbsp + "×" + nbsp + num(round2(r.Dims[1]/lenF)) + nbsp + sys.LenUnit
-				}
-				ff.Rooms = append(ff.Rooms, rr)
-			}
-			bb.Floors = append(bb.Floors, ff)
-		}
-		sys.Buildings = append(sys.Buildings, bb)
-	}
-	if haveTotal {
-		sys.Total = area(total)
-	}
-	return sys
-}
-
 // nbsp keeps a number with its unit on one line.
 const nbsp = "\u00a0"
-
-// num formats x as the autofill document prints it (shortest form).
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // round2 rounds x half away from zero to 2 decimals on its shortest
 // decimal form, exactly as the autofill document rounds.

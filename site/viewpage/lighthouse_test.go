@@ -16,6 +16,7 @@ import (
 // for performance; the branded page also 100 for SEO (the others are
 // noindex on purpose).
 func TestLighthouse(t *testing.T) {
+	defer phoneWeight(t)
 	if os.Getenv("GUIDEPUB_LIGHTHOUSE") != "1" {
 		t.Skip("Lighthouse is slow: set GUIDEPUB_LIGHTHOUSE=1 to run it")
 	}
@@ -57,8 +58,9 @@ func TestLighthouse(t *testing.T) {
 						Score *float64 `json:"score"`
 					} `json:"categories"`
 					Audits map[string]struct {
-						Score *float64 `json:"score"`
-						Title string   `json:"title"`
+						Score        *float64 `json:"score"`
+						Title        string   `json:"title"`
+						NumericValue float64  `json:"numericValue"`
 					} `json:"audits"`
 				}
 				if err := json.Unmarshal(b, &r); err != nil {
@@ -79,8 +81,11 @@ func TestLighthouse(t *testing.T) {
 						t.Errorf("%s %.0f, want at least %.0f", cat, *c.Score*100, m*100)
 					}
 				}
-				t.Logf("%s %s: performance %.0f, accessibility %.0f, best practices %.0f, SEO %.0f", tc.name, form,
-					scores["performance"], scores["accessibility"], scores["best-practices"], scores["seo"])
+				// total-byte-weight is what the page downloads as loaded
+				// (HTML and images, as transferred), at the preset's
+				// viewport: 412 px wide for mobile, 1350 for desktop.
+				t.Logf("%s %s: performance %.0f, accessibility %.0f, best practices %.0f, SEO %.0f; downloads %.0f bytes", tc.name, form,
+					scores["performance"], scores["accessibility"], scores["best-practices"], scores["seo"], r.Audits["total-byte-weight"].NumericValue)
 				if t.Failed() {
 					for id, a := range r.Audits {
 						if a.Score != nil && *a.Score < 1 {
@@ -91,4 +96,15 @@ func TestLighthouse(t *testing.T) {
 			})
 		}
 	}
+}
+
+// phoneWeight loads the branded page of vKT301A at 375 px in Chromium, as
+// a phone would, and logs the bytes it downloads (HTML and images, as
+// transferred) and the pages it prints on (US Letter).
+func phoneWeight(t *testing.T) {
+	ps := newPageServer(t, "vKT301A")
+	out := outDir(t)
+	rep := runBrowser(t, []browserPage{{Name: "phone", URL: ps.URL + "/vKT301A", Width: 375, Height: 812, PDF: filepath.Join(out, "print-vKT301A.pdf")}})
+	t.Logf("branded page of vKT301A at 375 px: %d requests, %d bytes transferred; prints on %d Letter pages",
+		len(rep[0].Requests), rep[0].Bytes, pdfPages(t, rep[0].PDF))
 }

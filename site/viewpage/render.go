@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,8 +27,34 @@ var css string
 var pageHTML string
 
 var tmpl = template.Must(template.New("viewpage").Funcs(template.FuncMap{
-	"inc": func(i int) int { return i + 1 },
+	"notFoundCSS": func() template.CSS { return notFoundCSS },
 }).Parse(pageHTML))
+
+// notFoundCSS is the style of the 404 page: short, so that the page fits
+// in one nginx configuration string (4 KB).
+const notFoundCSS template.CSS = `body{margin:0;font:1rem/1.5 system-ui,sans-serif;color:#1b1f24}main{max-width:40rem;margin:4rem auto;padding:1rem}h1{font-size:1.6rem}h2{font-size:1.1rem;margin:1.5rem 0 0}p{margin:.25rem 0}`
+
+// NotFoundCSP is the Content-Security-Policy of the 404 page.
+var NotFoundCSP = func() string {
+	sum := sha256.Sum256([]byte(notFoundCSS))
+	return "default-src 'none'; img-src data:; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}()
+
+// NotFound is the page a browser gets for a path that names nothing
+// (404): one short message in every page language, English first, sent
+// with NotFoundCSP. Servers send it to requests that accept text/html and
+// keep the JSON body for the others.
+var NotFound = func() []byte {
+	var ps []printer
+	for _, l := range PageLanguages {
+		ps = append(ps, newPrinter(l))
+	}
+	var buf bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&buf, "notfound", ps); err != nil {
+		panic("viewpage: not-found page: " + err.Error())
+	}
+	return buf.Bytes()
+}()
 
 // styleHash is the CSP source of the inline style sheet.
 var styleHash = func() string {
@@ -39,7 +67,8 @@ var styleHash = func() string {
 // of the branded view URL, for example "https://view.example.com"); "" when
 // it is the page's own. Pages run no script, load only their own inline
 // style and images (data: only for the empty favicon, so browsers do not
-// ask for /favicon.ico), and only the embedded page may be framed.
+// ask for /favicon.ico), and only the
+// unbranded and embedded pages may be framed (docs/pages.md).
 // connect-src 'self' lets crawlers that fetch /robots.txt from the page's
 // context (Lighthouse does) read it; with no script it opens nothing else.
 func CSP(k Kind, mediaOrigin string) string {
@@ -47,146 +76,219 @@ func CSP(k Kind, mediaOrigin string) string {
 	if mediaOrigin != "" {
 		img += " " + mediaOrigin
 	}
-	fa := "'none'"
-	if k == Embedded {
-		fa = "*"
+	fa := "*"
+	if k == Branded {
+		fa = "'none'"
 	}
 	return "default-src 'none'; img-src " + img + " data:; style-src " + styleHash +
 		"; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors " + fa
 }
 
-// FrameOptions returns the X-Frame-Options value for kind k: "DENY", or ""
-// (send no header) for the embedded page.
+// FrameOptions returns the X-Frame-Options value for kind k: "DENY" for
+// the branded page, "" (send no header) for the unbranded page (which the
+// autofill's Unbranded Virtual Tour record frames) and the embedded page
+// (which the Branded Virtual Tour record frames).
 func FrameOptions(k Kind) string {
-	if k == Embedded {
-		return ""
+	if k == Branded {
+		return "DENY"
 	}
-	return "DENY"
+	return ""
 }
 
 // Ready reports whether the view's data is shown.
 func (in *Input) Ready() bool { return in.Status == site.StatusReady }
 
+// Default returns the default page language: the one served at the
+// view's page URLs without a language segment.
+func (in *Input) Default() string {
+	if len(in.Languages) == 0 {
+		return DefaultLanguage
+	}
+	return in.Languages[0]
+}
+
+// PageURL returns the absolute URL of the page of kind k in language lang:
+// the kind's URL for the default language, with "/<lang>" added for the
+// others (see docs/pages.md#languages).
+func (in *Input) PageURL(k Kind, lang string) string {
+	u := in.BrandedURL
+	switch k {
+	case Unbranded:
+		u = in.UnbrandedURL
+	case Embedded:
+		u = in.EmbedURL
+	}
+	if lang == in.Default() {
+		return u
+	}
+	return strings.TrimRight(u, "/") + "/" + lang
+}
+
 // page is the template's data.
 type page struct {
+	printer
 	Kind        Kind
 	In          *Input
 	CSS         template.CSS
 	Title       string
 	Heading     string
 	Description string
-	Lead        string
 	Message     string
 	NoIndex     bool
 	OG          bool
 	URL         string
 	Canonical   string
+	Alternates  []alternate
 	Image       *Photo
-	Hero        *Photo
+	Hero        *photoView
 	JSONLD      template.JS
-	Map         bool
 	MapURL      string
-	ShowVideo   bool
-	PlansMain   []FloorPlan
-	PlansOther  []FloorPlan
+	Video       string
+	Banner      *Banner
+	FullGuide   string
+	Facts       string
+	Headline    *figure
+	headlineMM2 float64
+	Others      []figure
+	Standard    string
+	Units       [2]string // the labels of the primary and secondary systems
+	Plans       []planView
+	PlanLinks   []Link
+	linkUnits   string
+	PDFs        []Link
+	Buildings   []buildingView
+	Photos      []photoView
 }
 
-// Render returns the page of kind k for the view in. The bytes depend only
-// on k and in.
-func Render(k Kind, in *Input) ([]byte, error) {
-	p := page{Kind: k, In: in, CSS: template.CSS(css), NoIndex: k != Branded}
-	switch k {
-	case Branded:
-		p.URL = in.BrandedURL
-	case Unbranded:
-		p.URL = in.UnbrandedURL
-	case Embedded:
-		p.URL = in.EmbedURL
-	default:
+// alternate is the page in another language.
+type alternate struct {
+	Lang, Name, URL string
+	Current         bool
+}
+
+// figure is a measure in both unit systems: the view's first.
+type figure struct{ Label, Value, Other string }
+
+type planView struct {
+	Floor, Alt, Href string
+	Img              img
+}
+
+// img is an <img>'s source attributes.
+type img struct {
+	Src, SrcSet, Sizes string
+	Width, Height      int
+}
+
+type buildingView struct {
+	Name     string
+	Measures []figure
+	Floors   []floorView
+}
+
+type floorView struct {
+	Name     string
+	Measures []figure
+	Rooms    []roomView
+}
+
+type roomView struct {
+	Name, Type string
+	Dims       figure
+	Area       figure
+}
+
+type photoView struct {
+	ID, Alt, Href string
+	Thumb, Full   img
+}
+
+// Render returns the page of kind k in language lang for the view in
+// (lang one of in.Languages; any other renders the default). The bytes
+// depend only on k, lang and in.
+func Render(k Kind, in *Input, lang string) ([]byte, error) {
+	if !slices.Contains(in.Languages, lang) {
+		lang = in.Default()
+	}
+	p := page{printer: newPrinter(lang), Kind: k, In: in, CSS: template.CSS(css), NoIndex: k != Branded}
+	if k != Branded && k != Unbranded && k != Embedded {
 		return nil, fmt.Errorf("view page %s: unknown kind %d", in.ViewID, k)
+	}
+	p.URL = in.PageURL(k, lang)
+	if len(in.Languages) > 1 {
+		for _, l := range in.Languages {
+			p.Alternates = append(p.Alternates, alternate{Lang: l, Name: LanguageName(l), URL: in.PageURL(k, l), Current: l == lang})
+		}
 	}
 	if !in.Ready() {
 		p.NoIndex = true
-		p.Title = "Guide not available"
+		p.Title = p.T("notAvailableTitle")
 		switch {
 		case in.Status == site.StatusNotReady:
-			p.Title = "Guide not ready yet"
-			p.Heading = "This guide is not ready yet"
-			p.Message = "The measurements and floor plans of this property are still being prepared. Please come back later."
+			p.Title = p.T("notReadyTitle")
+			p.Heading = p.T("notReadyHeading")
+			p.Message = p.T("notReadyMessage")
 		case in.Expired:
-			p.Heading = "This guide has expired"
-			p.Message = "The link to this guide is no longer valid. Please ask the person who sent it for a new link."
+			p.Heading = p.T("expiredHeading")
+			p.Message = p.T("expiredMessage")
 		default:
-			p.Heading = "This guide is not available"
-			p.Message = "This guide has been locked by its owner. Please ask the person who sent it for a new link."
+			p.Heading = p.T("lockedHeading")
+			p.Message = p.T("lockedMessage")
 		}
 		return execute(&p, in.ViewID, k)
 	}
-	p.Heading = "Property guide"
-	if in.Address != nil {
-		p.Heading = in.Address.Street
-		if p.Heading == "" {
-			p.Heading = in.Address.Full
+	p.Heading = p.T("guide")
+	place := ""
+	if a := in.Address; a != nil {
+		place = a.Full
+		if place == "" {
+			place = a.Street
+		}
+		if place != "" {
+			p.Heading = place
 		}
 	}
-	p.Title = p.Heading
-	if in.Address != nil && in.Address.City != "" {
-		p.Title += ", " + in.Address.City
-	}
-	p.Title += " – floor plans and measurements"
+	p.Title = p.T("title", p.Heading)
+	p.measurements()
+	p.plans(lang)
+	p.photos(place)
 	var facts []string
-	rooms := 0
-	if len(in.Systems) > 0 {
-		s := in.Systems[0]
-		for _, b := range s.Buildings {
-			for _, f := range b.Floors {
-				rooms += len(f.Rooms)
-			}
-		}
-		if s.Total != "" {
-			facts = append(facts, s.Total+" interior")
-		}
-		if rooms > 0 {
-			facts = append(facts, strconv.Itoa(rooms)+" rooms")
-		}
-	}
-	if len(in.FloorPlans)+len(in.PDFs) > 0 {
-		facts = append(facts, "floor plans")
+	if rooms := roomCount(in.Summary); rooms > 0 {
+		facts = append(facts, p.count("rooms", rooms))
 	}
 	if len(in.Photos) > 0 {
-		facts = append(facts, strconv.Itoa(len(in.Photos))+" photos")
+		facts = append(facts, p.count("photos", len(in.Photos)))
 	}
-	p.Lead = strings.Join(facts, " · ")
-	p.Description = "Measured floor plans and room dimensions"
-	if in.Address != nil && in.Address.Full != "" {
-		p.Description += " of " + in.Address.Full
+	p.Facts = strings.Join(facts, " · ")
+	if place != "" {
+		p.Description = p.T("description", place)
+	} else {
+		p.Description = p.T("descriptionNoAddress")
 	}
-	if p.Lead != "" {
-		p.Description += ": " + strings.ReplaceAll(p.Lead, " · ", ", ")
+	if h := p.Headline; h != nil {
+		p.Description += " " + h.Label + ": " + h.Value + "."
 	}
-	p.Description += "."
 	if len(in.Photos) > 0 {
-		p.Hero = &in.Photos[0]
-		p.Image = p.Hero
+		p.Image = &in.Photos[0]
 	}
-	p.Map = k != Unbranded && in.Geo != nil
-	if p.Map {
-		lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
-		lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
-		p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
-	}
-	p.ShowVideo = k != Unbranded
-	for _, f := range in.FloorPlans {
-		if f.Units == in.Units {
-			p.PlansMain = append(p.PlansMain, f)
-		} else {
-			p.PlansOther = append(p.PlansOther, f)
+	// The unbranded page is what an MLS shows and frames: no agent, no
+	// video, no map, no way out of the page's origin (docs/pages.md).
+	if k != Unbranded {
+		p.Banner = in.Banner
+		p.Video = in.Video
+		if in.Geo != nil {
+			lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
+			lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
+			p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
 		}
+	}
+	if k == Embedded {
+		p.FullGuide = in.PageURL(Branded, lang)
 	}
 	p.OG = k != Embedded
 	if k == Branded {
-		p.Canonical = in.BrandedURL
-		ld, err := jsonLD(in, p.URL)
+		p.Canonical = p.URL
+		ld, err := jsonLD(in, p.URL, p.Headline != nil, p.headlineMM2)
 		if err != nil {
 			return nil, fmt.Errorf("view page %s: %w", in.ViewID, err)
 		}
@@ -195,19 +297,321 @@ func Render(k Kind, in *Input) ([]byte, error) {
 	return execute(&p, in.ViewID, k)
 }
 
-// Local returns u as a path when it is on the origin of the page itself:
-// images then load from whatever host name the page was opened by
-// (127.0.0.1 or localhost alike) and stay within the policy's img-src
-// 'self'. Other URLs are returned as they are.
-func (p *page) Local(u string) string {
-	pu, err := url.Parse(p.URL)
-	if err != nil || pu.Scheme == "" || pu.Host == "" {
+// count returns "n things" from the message id ("rooms"), or its
+// singular form (id + ".one") for one thing.
+func (p *page) count(id string, n int) string {
+	if n == 1 {
+		return p.T(id + ".one")
+	}
+	return p.T(id, n)
+}
+
+func roomCount(s *site.Summary) int {
+	n := 0
+	if s != nil {
+		for _, b := range s.Buildings {
+			for _, f := range b.Floors {
+				n += len(f.Rooms)
+			}
+		}
+	}
+	return n
+}
+
+// systems returns the view's unit system and the other one.
+func (p *page) systems() (string, string) {
+	if p.In.Units == Metric {
+		return Metric, Imperial
+	}
+	return Imperial, Metric
+}
+
+// both formats v (mm² when area, else mm) in both unit systems.
+func (p *page) both(label string, v float64, area bool) figure {
+	u1, u2 := p.systems()
+	f := p.length
+	if area {
+		f = p.area
+	}
+	return figure{Label: label, Value: f(v, u1), Other: f(v, u2)}
+}
+
+// headlineField returns the summary field the headline shows for
+// standard: finished area above grade (ANSI Z765), interior area (RMS and
+// anything else).
+func headlineField(standard string, b *site.Building) (string, *float64) {
+	if strings.EqualFold(standard, "ansi") {
+		return "headlineANSI", b.FinishedAreaAboveGrade
+	}
+	return "headlineRMS", b.IntAreaTotal
+}
+
+func (p *page) measurements() {
+	s := p.In.Summary
+	if s == nil {
+		return
+	}
+	u1, u2 := p.systems()
+	p.Units = [2]string{p.T(u1 + "Units"), p.T(u2 + "Units")}
+	p.Standard = strings.ToUpper(s.MeasurementStandard)
+	main := -1
+	for i, b := range s.Buildings {
+		if b.IsMainBuilding {
+			main = i
+			break
+		}
+	}
+	if main < 0 && len(s.Buildings) > 0 {
+		main = 0
+	}
+	for i := range s.Buildings {
+		b := &s.Buildings[i]
+		key, v := headlineField(s.MeasurementStandard, b)
+		if v == nil {
+			continue
+		}
+		if i == main {
+			h := p.both(p.T(key), *v, true)
+			p.Headline, p.headlineMM2 = &h, *v
+		} else {
+			p.Others = append(p.Others, p.both(b.Name, *v, true))
+		}
+	}
+	for _, b := range s.Buildings {
+		bv := buildingView{Name: b.Name}
+		add := func(ms *[]figure, id string, v *float64, area bool) {
+			if v != nil {
+				*ms = append(*ms, p.both(p.T(id), *v, area))
+			}
+		}
+		add(&bv.Measures, "intAreaAboveGrade", b.IntAreaAboveGrade, true)
+		add(&bv.Measures, "intAreaTotal", b.IntAreaTotal, true)
+		add(&bv.Measures, "extAreaAboveGrade", b.ExtAreaAboveGrade, true)
+		add(&bv.Measures, "extAreaTotal", b.ExtAreaTotal, true)
+		add(&bv.Measures, "finishedAreaAboveGrade", b.FinishedAreaAboveGrade, true)
+		add(&bv.Measures, "finishedAreaBelowGrade", b.FinishedAreaBelowGrade, true)
+		add(&bv.Measures, "finishedAreaTotal", b.FinishedAreaTotal, true)
+		add(&bv.Measures, "unfinishedAreaAboveGrade", b.UnfinishedAreaAboveGrade, true)
+		add(&bv.Measures, "unfinishedAreaBelowGrade", b.UnfinishedAreaBelowGrade, true)
+		add(&bv.Measures, "unfinishedAreaTotal", b.UnfinishedAreaTotal, true)
+		add(&bv.Measures, "excludedAreaAboveGrade", b.ExcludedAreaAboveGrade, true)
+		add(&bv.Measures, "excludedAreaTotal", b.ExcludedAreaTotal, true)
+		add(&bv.Measures, "wallThickness", b.WallThickness, false)
+		for _, f := range b.Floors {
+			fv := floorView{Name: f.Name}
+			add(&fv.Measures, "interiorArea", f.InteriorArea, true)
+			add(&fv.Measures, "exteriorArea", f.ExteriorArea, true)
+			add(&fv.Measures, "finishedArea", f.FinishedArea, true)
+			add(&fv.Measures, "unfinishedArea", f.UnfinishedArea, true)
+			add(&fv.Measures, "excludedArea", f.ExcludedArea, true)
+			add(&fv.Measures, "perimeter", f.Perimeter, false)
+			for _, r := range f.Rooms {
+				rv := roomView{Name: r.Name, Type: p.roomType(r.Type), Area: p.both("", r.Area, true)}
+				if strings.EqualFold(rv.Type, r.Name) {
+					rv.Type = "" // "Kitchen" needs no "Kitchen" under it
+				}
+				if len(r.Dims) == 2 {
+					rv.Dims = figure{Value: p.dims(r.Dims[0], r.Dims[1], u1), Other: p.dims(r.Dims[0], r.Dims[1], u2)}
+				}
+				fv.Rooms = append(fv.Rooms, rv)
+			}
+			bv.Floors = append(bv.Floors, fv)
+		}
+		p.Buildings = append(p.Buildings, bv)
+	}
+}
+
+// roomType returns the room type in words: the catalogue's name of a
+// known type, the type split into words otherwise ("WalkInCloset" reads
+// "Walk in closet").
+func (p *page) roomType(t string) string {
+	if t == "" {
+		return ""
+	}
+	id := "type." + t
+	if s := p.T(id); s != id {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range t {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// plans picks the floor plan pages to show in lang: those of the view's
+// units in lang, else in the first language that has them, else those of
+// the other units; one per floor, in the documents' order. Every PDF of
+// every language is linked, labelled with its units and language.
+func (p *page) plans(lang string) {
+	docs := p.In.Documents
+	u1, u2 := p.systems()
+	pick := func(units string) ([]PlanPage, string) {
+		order := slices.Clone(docs)
+		slices.SortStableFunc(order, func(a, b LanguageDocs) int {
+			switch {
+			case a.Lang == b.Lang:
+				return 0
+			case a.Lang == lang:
+				return -1
+			case b.Lang == lang:
+				return 1
+			}
+			return 0
+		})
+		for _, d := range order {
+			var out []PlanPage
+			for _, pg := range d.Pages {
+				if pg.Units == units {
+					out = append(out, pg)
+				}
+			}
+			if len(out) > 0 {
+				return out, d.Lang
+			}
+		}
+		return nil, ""
+	}
+	shown, from := pick(u1)
+	other := u2
+	if shown == nil {
+		shown, from = pick(u2)
+		other = u1
+	}
+	for _, pg := range shown {
+		p.Plans = append(p.Plans, planView{Floor: pg.Floor, Alt: p.T("planAlt", pg.Floor), Href: p.href(pg.URL),
+			Img: p.image(pg.URL, pg.Width, pg.Height, "(min-width: 72rem) 70rem, calc(100vw - 2rem)")})
+	}
+	p.linkUnits = other
+	if from != "" {
+		for _, d := range docs {
+			if d.Lang != from {
+				continue
+			}
+			for _, pg := range d.Pages {
+				if pg.Units == other {
+					p.PlanLinks = append(p.PlanLinks, Link{Label: pg.Floor, URL: p.href(pg.URL)})
+				}
+			}
+		}
+	}
+	for _, d := range docs {
+		for _, pdf := range d.PDFs {
+			p.PDFs = append(p.PDFs, Link{Label: p.T("pdfLabel", p.T("pdf."+pdf.Units), LanguageName(d.Lang)), URL: p.href(pdf.URL)})
+		}
+	}
+}
+
+// OtherUnits introduces the floor plan pages listed as links.
+func (p *page) OtherUnits() string {
+	return p.T("planOtherUnits", p.T(p.linkUnits))
+}
+
+// image returns the attributes of an <img> showing the published image u
+// (w × h): with srcset and sizes when it has renditions. also names
+// another published size of the same picture (a photo's original, for its
+// small copy) whose renditions count too; the original itself is never a
+// candidate, so a phone never downloads it for a thumbnail.
+func (p *page) image(u string, w, h int, sizes string, also ...string) img {
+	out := img{Src: p.Local(u), Width: w, Height: h}
+	var rs []Rendition
+	for _, k := range append([]string{u}, also...) {
+		rs = append(rs, p.In.Renditions[k]...)
+	}
+	if len(rs) == 0 {
+		return out
+	}
+	rs = append(rs, Rendition{URL: u, Width: w, Height: h})
+	slices.SortStableFunc(rs, func(a, b Rendition) int { return a.Width - b.Width })
+	rs = slices.CompactFunc(rs, func(a, b Rendition) bool { return a.Width == b.Width })
+	var set []string
+	for _, r := range rs {
+		set = append(set, p.Local(r.URL)+" "+strconv.Itoa(r.Width)+"w")
+	}
+	out.SrcSet, out.Sizes = strings.Join(set, ", "), sizes
+	return out
+}
+
+func (p *page) photos(place string) {
+	n := len(p.In.Photos)
+	for i, ph := range p.In.Photos {
+		alt := p.T("photoAltNoAddress", i+1, n)
+		if place != "" {
+			alt = p.T("photoAlt", i+1, n, place)
+		}
+		if i == 0 {
+			if place != "" {
+				alt = p.T("mainPhotoAlt", place)
+			} else {
+				alt = p.T("mainPhotoAltNoAddress")
+			}
+		}
+		v := photoView{ID: "photo-" + strconv.Itoa(i+1), Alt: alt, Href: p.href(ph.URL),
+			Thumb: p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 17rem, 50vw", ph.URL),
+			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
+		}
+		if i == 0 {
+			// The top photo is at most 50rem wide (page.css).
+			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 52rem) 50rem, calc(100vw - 2rem)", ph.URL)
+			p.Hero = &v
+		}
+		p.Photos = append(p.Photos, v)
+	}
+}
+
+// href returns the link to the published file u: as it is on the branded
+// page (so a printed page writes out where it is), and on the page's own
+// origin on the others (see Local).
+func (p *page) href(u string) string {
+	if p.Kind == Branded {
 		return u
 	}
-	if origin := pu.Scheme + "://" + pu.Host; strings.HasPrefix(u, origin+"/") {
-		return u[len(origin):]
+	return p.Local(u)
+}
+
+// Gallery is the photos below the top one.
+func (p *page) Gallery() []photoView {
+	if len(p.Photos) < 2 {
+		return nil
+	}
+	return p.Photos[1:]
+}
+
+// Local returns u as a path when it is on the origin of the page itself
+// or of the view's branded URL (where the media are published): images
+// and links then stay on whatever host name the page was opened by, and
+// the unbranded page never points at another site. Every host serving
+// pages serves the whole public tree (docs/pages.md#no-request-leaves-the-pages-origin).
+// Other URLs are returned as they are.
+func (p *page) Local(u string) string {
+	for _, base := range []string{p.URL, p.In.BrandedURL} {
+		pu, err := url.Parse(base)
+		if err != nil || pu.Scheme == "" || pu.Host == "" {
+			continue
+		}
+		if origin := pu.Scheme + "://" + pu.Host; strings.HasPrefix(u, origin+"/") {
+			return u[len(origin):]
+		}
 	}
 	return u
+}
+
+// Abs returns the absolute URL of u on the page's origin, for the
+// Open Graph image of the unbranded page, which must not name the view host.
+func (p *page) Abs(u string) string {
+	l := p.Local(u)
+	if !strings.HasPrefix(l, "/") {
+		return u
+	}
+	pu, err := url.Parse(p.URL)
+	if err != nil || pu.Host == "" {
+		return u
+	}
+	return pu.Scheme + "://" + pu.Host + l
 }
 
 func execute(p *page, viewID string, k Kind) ([]byte, error) {
@@ -221,7 +625,7 @@ func execute(p *page, viewID string, k Kind) ([]byte, error) {
 // jsonLD returns the schema.org description of the residence with only the
 // data the view shows, or "" when it shows none. json.Marshal escapes <, >
 // and &, so the text cannot end the script element.
-func jsonLD(in *Input, pageURL string) (template.JS, error) {
+func jsonLD(in *Input, pageURL string, haveArea bool, areaMM2 float64) (template.JS, error) {
 	type postal struct {
 		Type       string `json:"@type"`
 		Street     string `json:"streetAddress,omitempty"`
@@ -261,22 +665,14 @@ func jsonLD(in *Input, pageURL string) (template.JS, error) {
 	if in.Geo != nil {
 		r.Geo = &geo{Type: "GeoCoordinates", Lat: in.Geo.Lat, Lng: in.Geo.Lng}
 	}
-	if len(in.Systems) > 0 {
-		s := in.Systems[0]
-		if v, ok := strings.CutSuffix(s.Total, nbsp+s.AreaUnit); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				code := "FTK"
-				if s.Units == Metric {
-					code = "MTK"
-				}
-				r.FloorSize = &qv{Type: "QuantitativeValue", Value: f, UnitCode: code}
-			}
+	if haveArea {
+		r.FloorSize = &qv{Type: "QuantitativeValue", Value: math.Round(areaMM2 / mm2PerSqFoot), UnitCode: "FTK"}
+		if in.Units == Metric {
+			r.FloorSize = &qv{Type: "QuantitativeValue", Value: round2(areaMM2 / mm2PerSqMeter), UnitCode: "MTK"}
 		}
-		for _, b := range s.Buildings {
-			for _, f := range b.Floors {
-				r.Rooms += len(f.Rooms)
-			}
-		}
+	}
+	if n := roomCount(in.Summary); n > 0 {
+		r.Rooms = n
 		shown = true
 	}
 	if len(in.Photos) > 0 {

@@ -16,7 +16,7 @@ import (
 
 func render(t *testing.T, k Kind, in *Input) string {
 	t.Helper()
-	b, err := Render(k, in)
+	b, err := Render(k, in, in.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestHiddenFeatures(t *testing.T) {
 	s := sampleByFolder(t, "vKT301A")
 	markers := map[string][]string{
 		HideMeasurements:   {"Measurements", "Living Room", "m²", "sq ft", "floorSize"},
-		HideRoomDimensions: {"4.3 × 6 m", "14.11 × 19.68 ft"},
+		HideRoomDimensions: {"4.30" + nbsp + "×" + nbsp + "6.00" + nbsp + "m", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″"},
 		HideAddress:        {"King St", "Kitchener", "N2G", "openstreetmap", "43.447568", "PostalAddress"},
 		HideFloorPlans:     {"Floor plan", "jpgMetric", "pdfMetric", "pdfImperial"},
 		HidePhotos:         {"ph-1", "ph-2", "og:image", "Photos"},
@@ -140,6 +140,8 @@ func extraOf(s sample) Extra {
 	return Extra{
 		ViewID: s.View.ViewID, Units: s.Input.Units, Property: &prop, Banner: s.Guide.Banner,
 		BrandedURL: s.Input.BrandedURL, UnbrandedURL: s.Input.UnbrandedURL, EmbedURL: s.Input.EmbedURL,
+		Languages: sortedLangs(s.Guide.Media.Documents), Default: s.Guide.DefaultLanguage,
+		Documents: documentsOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
 	}
 }
 
@@ -151,14 +153,14 @@ func TestKinds(t *testing.T) {
 		must, not []string
 	}{
 		{Branded,
-			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "25.79 m²", "277.62 sq ft", "14.11 × 19.68 ft", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg"},
+			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "Dining room", "Cold room", "25.79" + nbsp + "m²", "278" + nbsp + "sq ft", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg", "Main Floor", `hreflang="fr"`, `lang="en"`},
 			[]string{"noindex", "target="}},
 		{Unbranded,
-			[]string{`content="noindex"`, "Living Room", "25.79 m²", "ph-1-small.jpg", "<footer>"},
-			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A"}},
+			[]string{`content="noindex"`, "Living Room", "25.79" + nbsp + "m²", "ph-1-small.jpg", "<footer>", `href="/vKT301A/doc/en/pdfMetric.pdf"`},
+			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A", "tel:", "mailto:", "Open the full guide", `src="https://`, "view.example.test"}},
 		{Embedded,
-			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`},
-			[]string{"Jane Example", "<header>", "<footer>", "og:title", "application/ld+json"}},
+			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`, "Jane Example", "video.example.com"},
+			[]string{"<header>", "<footer>", "og:title", "application/ld+json"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.String(), func(t *testing.T) {
@@ -171,6 +173,14 @@ func TestKinds(t *testing.T) {
 			for _, m := range tc.not {
 				if strings.Contains(out, m) {
 					t.Errorf("contains %q", m)
+				}
+			}
+			if tc.kind == Unbranded {
+				// Only the page's own origin: the MLS rule.
+				for _, u := range regexp.MustCompile(`(?:href|src|content)="(https?://[^"]*)"`).FindAllStringSubmatch(out, -1) {
+					if !strings.HasPrefix(u[1], unbrandedHost+"/") {
+						t.Errorf("unbranded page names %s", u[1])
+					}
 				}
 			}
 		})
@@ -189,7 +199,11 @@ func TestNotShownStatuses(t *testing.T) {
 		s := sampleByFolder(t, tc.folder)
 		// Data present in the bundle must not leak even if documents were passed.
 		for _, k := range Kinds {
-			out := render(t, k, &s.Input)
+			b, err := Render(k, &s.Input, "en")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(b)
 			if !strings.Contains(out, tc.want) || !strings.Contains(out, `content="noindex"`) {
 				t.Errorf("%s %s: want %q and noindex", tc.folder, k, tc.want)
 			}
@@ -203,16 +217,20 @@ func TestNotShownStatuses(t *testing.T) {
 }
 
 // TestAreasAsAutofill checks that every room area and dimension the page
-// shows in the view's units is the autofill document's value.
+// shows equals the autofill document's after conversion: metric figures
+// are the autofill's, imperial ones its square feet rounded to whole ones
+// and its feet to the nearest inch (within the autofill's own rounding
+// of 0.005 ft and 0.005 sq ft).
 func TestAreasAsAutofill(t *testing.T) {
 	checked := 0
 	for _, s := range samples(t) {
 		af := s.Docs.Autofill
-		if af == nil || len(s.Input.Systems) == 0 {
+		if af == nil || s.Input.Summary == nil {
 			continue
 		}
-		var rooms []Room
-		for _, b := range s.Input.Systems[0].Buildings {
+		p := newPrinter("en")
+		var rooms []site.Room
+		for _, b := range s.Input.Summary.Buildings {
 			for _, f := range b.Floors {
 				rooms = append(rooms, f.Rooms...)
 			}
@@ -221,14 +239,34 @@ func TestAreasAsAutofill(t *testing.T) {
 			t.Fatalf("%s: %d rooms on the page, %d in the autofill", s.Folder, len(rooms), len(af.Rooms))
 		}
 		for i, r := range af.Rooms {
-			unit := map[string]string{site.SquareMeters: "m²", site.SquareFeet: "sq ft"}[r.RoomAreaUnits]
-			if want := num(*r.RoomArea) + nbsp + unit; rooms[i].Area != want {
-				t.Errorf("%s room %s: area %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Area, want)
+			units := Metric
+			if r.RoomAreaUnits == site.SquareFeet {
+				units = Imperial
 			}
-			if r.RoomWidth != nil {
-				lu := map[string]string{site.Meters: "m", site.Feet: "ft"}[r.RoomLengthWidthUnits]
-				if want := num(*r.RoomWidth) + nbsp + "×" + nbsp + num(*r.RoomLength) + nbsp + lu; rooms[i].Dims != want {
-					t.Errorf("%s room %s: dims %q, autofill %q", s.Folder, r.RoomKey, rooms[i].Dims, want)
+			got := p.area(rooms[i].Area, units)
+			switch units {
+			case Metric:
+				if want := strconv.FormatFloat(*r.RoomArea, 'f', 2, 64) + nbsp + "m²"; got != want {
+					t.Errorf("%s room %s: area %q, autofill %q", s.Folder, r.RoomKey, got, want)
+				}
+			case Imperial:
+				n, _ := strconv.Atoi(strings.ReplaceAll(strings.TrimSuffix(got, nbsp+"sq ft"), ",", ""))
+				if d := float64(n) - *r.RoomArea; d > 0.505 || d < -0.505 {
+					t.Errorf("%s room %s: area %q, autofill %v sq ft", s.Folder, r.RoomKey, got, *r.RoomArea)
+				}
+			}
+			if r.RoomWidth != nil && len(rooms[i].Dims) == 2 {
+				for j, v := range []float64{*r.RoomWidth, *r.RoomLength} {
+					if units == Metric {
+						if want := strconv.FormatFloat(v, 'f', 2, 64) + nbsp + "m"; p.length(rooms[i].Dims[j], Metric) != want {
+							t.Errorf("%s room %s: %q, autofill %q", s.Folder, r.RoomKey, p.length(rooms[i].Dims[j], Metric), want)
+						}
+						continue
+					}
+					in := inches(t, FeetInches(rooms[i].Dims[j]))
+					if d := float64(in) - v*12; d > 0.5+0.06 || d < -0.5-0.06 {
+						t.Errorf("%s room %s: %s, autofill %v ft", s.Folder, r.RoomKey, FeetInches(rooms[i].Dims[j]), v)
+					}
 				}
 			}
 			checked++
@@ -239,8 +277,110 @@ func TestAreasAsAutofill(t *testing.T) {
 	}
 }
 
+// inches parses FeetInches' output back to inches.
+func inches(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	for _, part := range strings.Split(s, nbsp) {
+		switch {
+		case strings.HasSuffix(part, "′"):
+			v, err := strconv.Atoi(strings.TrimSuffix(part, "′"))
+			if err != nil {
+				t.Fatalf("%q: %v", s, err)
+			}
+			n += 12 * v
+		case strings.HasSuffix(part, "″"):
+			v, err := strconv.Atoi(strings.TrimSuffix(part, "″"))
+			if err != nil || v > 11 {
+				t.Fatalf("%q: %v", s, err)
+			}
+			n += v
+		default:
+			t.Fatalf("%q is not feet and inches", s)
+		}
+	}
+	return n
+}
+
+// TestFeetInches pins the imperial length format: exact to the inch,
+// whole feet without inches.
+func TestFeetInches(t *testing.T) {
+	for _, tc := range []struct {
+		mm   float64
+		want string
+	}{
+		{4300, "14′" + nbsp + "1″"},
+		{5998, "19′" + nbsp + "8″"},
+		{3657.6, "12′"},
+		{3650, "12′"},                // 143.7 in rounds up to 144
+		{3644, "11′" + nbsp + "11″"}, // 143.46 in
+		{152.4, "6″"},
+		{12.6, "0″"},
+		{12.7, "1″"}, // half an inch rounds away from zero
+	} {
+		if got := FeetInches(tc.mm); got != tc.want {
+			t.Errorf("FeetInches(%v) = %q, want %q", tc.mm, got, tc.want)
+		}
+	}
+}
+
+// TestNumbersPerLanguage checks that figures follow each language's
+// notation: digit grouping and decimal separator.
+func TestNumbersPerLanguage(t *testing.T) {
+	mm2 := 2139.49 * mm2PerSqFoot
+	for lang, want := range map[string][2]string{
+		"en": {"2,139" + nbsp + "sq ft", "198.77" + nbsp + "m²"},
+		"fr": {"2" + nbsp + "139" + nbsp + "pi²", "198,77" + nbsp + "m²"},
+		"zh": {"2,139" + nbsp + "平方英尺", "198.77" + nbsp + "m²"},
+	} {
+		p := newPrinter(lang)
+		if got := p.area(mm2, Imperial); got != want[0] {
+			t.Errorf("%s: %q, want %q", lang, got, want[0])
+		}
+		if got := p.area(198.77e6, Metric); got != want[1] {
+			t.Errorf("%s: %q, want %q", lang, got, want[1])
+		}
+	}
+}
+
+// TestCount checks the singular and plural of counted things.
+func TestCount(t *testing.T) {
+	for lang, want := range map[string][2]string{"en": {"1 room", "11 rooms"}, "fr": {"1 pièce", "11 pièces"}} {
+		p := &page{printer: newPrinter(lang)}
+		if a, b := p.count("rooms", 1), p.count("rooms", 11); a != want[0] || b != want[1] {
+			t.Errorf("%s: %q, %q; want %q", lang, a, b, want)
+		}
+	}
+}
+
+// TestCatalogue checks that every language's catalogue has exactly the
+// messages of the English one, with the same arguments.
+func TestCatalogue(t *testing.T) {
+	verbs := regexp.MustCompile(`%(\[\d\])?[sdv]`)
+	en := readLocale("en")
+	for _, lang := range PageLanguages {
+		m := readLocale(lang)
+		for id, text := range en {
+			tr, ok := m[id]
+			if !ok {
+				t.Errorf("%s: no message %s", lang, id)
+				continue
+			}
+			a, b := verbs.FindAllString(text, -1), verbs.FindAllString(tr, -1)
+			if len(a) != len(b) {
+				t.Errorf("%s: %s has %d arguments, English %d", lang, id, len(b), len(a))
+			}
+		}
+		for id := range m {
+			if _, ok := en[id]; !ok {
+				t.Errorf("%s: message %s is not in en.json", lang, id)
+			}
+		}
+	}
+}
+
 // TestCSP checks that the policy's style hash is the hash of the page's
-// style element and that only the embedded page may be framed.
+// style element and that only the branded page refuses to be framed.
 func TestCSP(t *testing.T) {
 	s := sampleByFolder(t, "vKT301A")
 	for _, k := range Kinds {
@@ -252,14 +392,14 @@ func TestCSP(t *testing.T) {
 		if !strings.Contains(csp, "style-src "+h+";") {
 			t.Errorf("%s: CSP %q lacks the style hash %s", k, csp, h)
 		}
-		wantFA := "frame-ancestors 'none'"
-		if k == Embedded {
-			wantFA = "frame-ancestors *"
+		wantFA := "frame-ancestors *"
+		if k == Branded {
+			wantFA = "frame-ancestors 'none'"
 		}
 		if !strings.HasSuffix(csp, wantFA) || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "img-src 'self' https://view.example.test data:;") {
 			t.Errorf("%s: CSP %q", k, csp)
 		}
-		if (FrameOptions(k) == "") != (k == Embedded) {
+		if (FrameOptions(k) == "") != (k != Branded) {
 			t.Errorf("%s: X-Frame-Options %q", k, FrameOptions(k))
 		}
 		if strings.Contains(out, " style=") || strings.Contains(out, "<script src") || strings.Contains(out, "<link rel=\"stylesheet") {
@@ -297,16 +437,17 @@ func bigInput(rooms int) Input {
 			site.Media{MediaCategory: site.MediaPhoto, MediaType: "jpeg", MediaURL: base + "photos/" + id + ".jpg", ImageWidth: 4000, ImageHeight: 3000, PreferredPhotoYN: p, MediaObjectID: id},
 			site.Media{MediaCategory: site.MediaPhoto, MediaType: "jpeg", MediaURL: base + "photos/" + id + "-small.jpg", ImageWidth: 800, ImageHeight: 600, PreferredPhotoYN: p, MediaObjectID: id})
 	}
+	docs := LanguageDocs{Lang: "en"}
 	for _, u := range []string{"imperial", "metric"} {
 		for i := 1; i <= 4; i++ {
 			id := "jpg" + strings.ToUpper(u[:1]) + u[1:] + "-" + strconv.Itoa(i)
-			af.Media = append(af.Media, site.Media{MediaCategory: site.MediaFloorPlan, MediaType: "jpeg", MediaURL: base + "en/" + id + ".jpg", ShortDescription: u + " floor page", ImageWidth: 2200, ImageHeight: 1700, MediaObjectID: id})
+			docs.Pages = append(docs.Pages, PlanPage{Units: u, Floor: "Floor " + strconv.Itoa(i), URL: base + "en/" + id + ".jpg", Width: 2200, Height: 1700})
 		}
-		af.Media = append(af.Media, site.Media{MediaCategory: site.MediaFloorPlan, MediaType: "pdf", MediaURL: base + "en/pdf" + u + ".pdf", ShortDescription: u})
+		docs.PDFs = append(docs.PDFs, PDF{Units: u, URL: base + "en/pdf" + u + ".pdf"})
 	}
 	af.Media = append(af.Media, site.Media{MediaCategory: site.MediaVideo, MediaURL: "https://video.example.com/watch/big"})
 	return FromDocs(Docs{Status: site.StatusReady, Summary: sum, Autofill: af}, Extra{
-		ViewID: "vBIG", Units: Imperial,
+		ViewID: "vBIG", Units: Imperial, Languages: []string{"en"}, Documents: []LanguageDocs{docs},
 		Property:   &site.Property{FullAddress: "1200 Long Avenue, Springfield, IL 62701", Country: "US", City: "Springfield", StateProvince: "IL", PostalCode: "62701", StreetName: "Long Avenue", StreetNumber: "1200", Location: &site.Location{Lat: 39.7817, Lng: -89.6501}},
 		Banner:     &site.Banner{FullName: "Pat Agent", Title: ptr("Broker"), Company: ptr("Springfield Homes"), Phones: []site.Phone{{Label: "office", Number: "+1 217 555 0100"}}, Emails: []string{"pat@example.com"}, Website: ptr("https://homes.example.com"), SocialLinks: []site.SocialLink{{Label: "Blog", Link: "https://homes.example.com/blog"}}},
 		BrandedURL: "https://view.example.test/vBIG", UnbrandedURL: "https://view.example.test/u/vBIG", EmbedURL: "https://view.example.test/embed/vBIG",
@@ -323,8 +464,8 @@ func TestPageWeight(t *testing.T) {
 	in := bigInput(40)
 	for _, k := range Kinds {
 		out := render(t, k, &in)
-		if c := strings.Count(out, "<tr><th scope=\"row\">"); c < 80 {
-			t.Fatalf("%s: %d table rows, want the 40 rooms in both systems", k, c)
+		if c := strings.Count(out, "<tr><th scope=\"row\">"); c < 40 {
+			t.Fatalf("%s: %d table rows, want the 40 rooms", k, c)
 		}
 		var buf bytes.Buffer
 		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
@@ -339,3 +480,56 @@ func TestPageWeight(t *testing.T) {
 
 // ptr returns a pointer to s, for the optional banner fields.
 func ptr(s string) *string { return &s }
+
+// TestCanadianImperial checks a Canadian (RMS) view set to imperial units:
+// the headline is the main building's interior area in whole square feet
+// (the detached garage apart), and lengths are feet and inches, also with
+// room dimensions shown.
+func TestCanadianImperial(t *testing.T) {
+	s := sampleByFolder(t, "vKT301B")
+	out := render(t, Branded, &s.Input)
+	for _, want := range []string{
+		"Interior area: <strong>1,647" + nbsp + "sq ft</strong>",
+		"Detached Garage: 493" + nbsp + "sq ft",
+		"Perimeter: 129′" + nbsp + "9″",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vKT301B lacks %q", want)
+		}
+	}
+	a := sampleByFolder(t, "vKT301A") // the same guide, room dimensions shown
+	e := extraOf(a)
+	e.Units = Imperial
+	in := FromDocs(a.Docs, e)
+	out = render(t, Branded, &in)
+	if want := "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″"; !strings.Contains(out, want) {
+		t.Errorf("imperial room dimensions: no %q", want)
+	}
+}
+
+// TestSrcset checks that images carry srcset and sizes from their
+// renditions (ascending width, the original photo never a candidate for
+// its thumbnail) and a plain src without them.
+func TestSrcset(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	if out := render(t, Branded, &s.Input); strings.Contains(out, "srcset=") {
+		t.Error("srcset without renditions")
+	}
+	e := extraOf(s)
+	plan := viewHost + "/vKT301A/doc/en/jpgMetric-1.jpg"
+	photo := viewHost + "/vKT301A/doc/photos/ph-1.jpg"
+	e.Renditions = map[string][]Rendition{
+		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-640.jpg", Width: 640, Height: 494}, {URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-1280.jpg", Width: 1280, Height: 989}},
+		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1-1600.jpg", Width: 1600, Height: 1200}},
+	}
+	in := FromDocs(s.Docs, e)
+	out := render(t, Branded, &in)
+	for _, want := range []string{
+		`srcset="/vKT301A/doc/en/jpgMetric-1-640.jpg 640w, /vKT301A/doc/en/jpgMetric-1-1280.jpg 1280w, /vKT301A/doc/en/jpgMetric-1.jpg 2200w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
+		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 800w, /vKT301A/doc/photos/ph-1-1600.jpg 1600w"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
