@@ -140,9 +140,8 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 		}
 		return sum, err
 	}
-	w.res.Written++
-	w.res.Bytes += cw.n
 	h.Sum(sum[:0])
+	w.written(t, f.path, cw.n, sum)
 	return sum, nil
 }
 

@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -135,12 +134,8 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 		}
 		return sum, err
 	}
-	w.res.Written++
-	w.res.Bytes += written
 	h.Sum(sum[:0])
-	if t.root == w.e.pub.root {
-		w.res.Changes = append(w.res.Changes, FileChange{Path: f.path, SHA256: hex.EncodeToString(sum[:])})
-	}
+	w.written(t, f.path, written, sum)
 	return sum, nil
 }
 

@@ -262,7 +262,7 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 
 // write writes data to p unless p already holds exactly data. It is the
 // one place a document, a compressed sibling or a private file is written
-// and counted (media: see media.go).
+// (media: see media.go and imagewrite.go).
 func (w *guideWriter) write(t tree, p string, data []byte) error {
 	w.hashes[t.abs(p)] = sha256.Sum256(data)
 	if t.same(p, data) {
@@ -272,13 +272,20 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	if err := t.write(p, data); err != nil {
 		return err
 	}
+	w.written(t, p, int64(len(data)), sha256.Sum256(data))
+	return nil
+}
+
+// written counts a file written to p of t, n bytes with SHA-256 sum: the
+// one place every written file (document, sibling, media copy, stripped
+// image, rendition, private file) is counted, and a public one listed in
+// the result's Changes.
+func (w *guideWriter) written(t tree, p string, n int64, sum [sha256.Size]byte) {
 	w.res.Written++
-	w.res.Bytes += int64(len(data))
+	w.res.Bytes += n
 	if t.root == w.e.pub.root {
-		sum := sha256.Sum256(data)
 		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(sum[:])})
 	}
-	return nil
 }
 
 // prepareDocs returns, by index in files, what put writes of each
