@@ -16,15 +16,16 @@ import (
 	"github.com/guidepub/guidepub/exporter/watch"
 )
 
-// watchCommand returns the "watch" command: export once, then re-export
-// each bundle when it changes.
+// watchCommand returns the "watch" command: re-export each bundle when it
+// changes, beside one export of every bundle; see watchAndExport.
 func (e *env) watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
 		Usage: "export every bundle, then re-export each one when it changes; queue ready events",
-		Description: `Exports everything under --src once, as "export" does, then watches --src
-(recursively) and re-exports a bundle when anything in its folder changes,
-once the upload has been quiet for --debounce. Editor and temporary files
+		Description: `Watches --src (recursively) and re-exports a bundle when anything in its
+folder changes, once the upload has been quiet for --debounce; from the
+start, while everything under --src is exported once, as "export" does,
+beside it. Editor and temporary files
 (4913, *.swp, *.swx, *~, .#*, *.tmp, *.part, *.crdownload, dot-files) are
 ignored. A deleted bundle folder is unpublished. An invalid or incomplete
 upload is reported once and leaves the published version as it was. A view
