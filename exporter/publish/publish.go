@@ -164,7 +164,9 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 // plan merges the local walk with the listing and records each change in
 // pl, counting the unchanged objects in rep.
 func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
-	it := d.cfg.Bucket.List(&blob.ListOptions{Prefix: d.keys.prefix})
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	listed := d.listAhead(ctx)
 	var (
 		cur      *remoteObject
 		lastKey  string
@@ -172,28 +174,26 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 	)
 	advance := func() error {
 		cur = nil
-		for !listDone {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				listDone = true
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("list %q: %w", d.keys.prefix, err)
-			}
-			if obj.IsDir {
-				continue
-			}
-			rep.Listed++
-			if obj.Key < lastKey {
-				// Some listings (gocloud's file://) are not in key order:
-				// uploads planned as new are checked before they run.
-				pl.unordered = true
-			}
-			lastKey = obj.Key
-			cur = &remoteObject{obj.Key, obj.Size, obj.MD5}
+		if listDone {
 			return nil
 		}
+		r, ok := <-listed
+		switch {
+		case !ok:
+			listDone = true
+			return nil
+		case r.err != nil:
+			listDone = true
+			return r.err
+		}
+		rep.Listed++
+		if r.obj.key < lastKey {
+			// Some listings (gocloud's file://) are not in key order:
+			// uploads planned as new are checked before they run.
+			pl.unordered = true
+		}
+		lastKey = r.obj.key
+		cur = &r.obj
 		return nil
 	}
 	stale := func(r *remoteObject) error {
@@ -214,8 +214,6 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 	}
 	// Batches are compared (files read, objects asked) on one goroutine
 	// while the merge goes on, at most eight batches ahead.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	batches := make(chan []pair, 8)
 	compared := make(chan error, 1)
 	go func() {
@@ -281,6 +279,46 @@ func (d *describer) merge(ctx context.Context, advance func() error, stale func(
 		}
 	}
 	return nil
+}
+
+// listed is one object of the listing, or the error that ended it.
+type listed struct {
+	obj remoteObject
+	err error
+}
+
+// listAhead reads the listing under the prefix on its own goroutine, a
+// few pages ahead of the merge, until ctx ends.
+func (d *describer) listAhead(ctx context.Context) <-chan listed {
+	out := make(chan listed, 2048)
+	go func() {
+		defer close(out)
+		it := d.cfg.Bucket.List(&blob.ListOptions{Prefix: d.keys.prefix})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			var l listed
+			switch {
+			case err != nil:
+				l.err = fmt.Errorf("list %q: %w", d.keys.prefix, err)
+			case obj.IsDir:
+				continue
+			default:
+				l.obj = remoteObject{obj.Key, obj.Size, obj.MD5}
+			}
+			select {
+			case out <- l:
+			case <-ctx.Done():
+				return
+			}
+			if l.err != nil {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // pair is a local file and its listed object (nil: none listed).
