@@ -26,7 +26,7 @@ bench: ## run the benchmarks and rewrite the numbers in docs/benchmarks.md
 	@mkdir -p bin
 	@st=0; $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS) > bin/bench.txt 2>&1 || st=$$?; \
 	cat bin/bench.txt; $(GO) run ./cmd/benchreport -in bin/bench.txt -doc docs/benchmarks.md && exit $$st
-	GUIDEPUB_LIGHTHOUSE=1 $(GO) test -count=1 -run TestLighthouse -v ./site/viewpage/
+	GUIDEPUB_LIGHTHOUSE=1 $(GO) test -count=1 -run TestLighthouse -v ./cmd/guidepub/
 
 fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 	$(GO) test -run '^$$' -fuzz FuzzParseBundle -fuzztime 60s -fuzzminimizetime 5s ./exporter/bundle

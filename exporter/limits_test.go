@@ -54,8 +54,8 @@ func TestDocumentSizeLimit(t *testing.T) {
 // with every such file named, and what was published before stays as it
 // was.
 func TestEveryFileHeldToSizeLimit(t *testing.T) {
-	// The fixture's largest page is 16 KB (the French unbranded one 14.8 KB), its autofill 14 KB, its event
-	// 8 KB, its record 356 bytes; the work order id is in the event and
+	// The fixture's largest page is 16 KB (its French unbranded page 15.2
+	// KB), its autofill 14 KB, its event 8 KB, its record 356 bytes; the work order id is in the event and
 	// the record only.
 	long := strings.Repeat("W", 20_000)
 	tests := []struct {

@@ -259,12 +259,14 @@ func caddyConfig(o ConfigOptions) string {
 	for i, e := range site.Encodings {
 		precompressed[i] = e.Name
 	}
-	p("# guidepub public tree for Caddy 2.8 or later: a Caddyfile site block.")
+	p("# guidepub public tree for Caddy 2.6 or later: a Caddyfile site block.")
 	p("# Written by `guidepub serve --print-config caddy`; it follows `guidepub serve`.")
 	p("# Caddy picks the .br, .zst or .gz sibling by Accept-Encoding, sends")
 	p("# Vary: Accept-Encoding and an ETag per encoding; extensionless documents")
 	p("# get their Content-Type from the header rule below.")
-	p("%s {", o.Listen)
+	p("# It listens in plain HTTP on the address, as guidepub serve does; for")
+	p("# Caddy's automatic HTTPS, put the site's host name in place of the address.")
+	p("http://%s {", o.Listen)
 	p("    root * %s", o.Dir)
 	p("")
 	p("    @hidden path_regexp hidden `/\\.`")
@@ -292,6 +294,9 @@ func caddyConfig(o ConfigOptions) string {
 	p("    header @documents Content-Type application/json")
 	p(`    header @documents Cache-Control "%s"`, site.DocumentCacheControl)
 	p(`    header @media Cache-Control "%s"`, site.MediaCacheControl)
+	for _, m := range []string{"@embed_page", "@unbranded_page", "@page", "@slash"} {
+		p(`    header %s Cache-Control "%s"`, m, site.DocumentCacheControl)
+	}
 	p("")
 	if o.Sidecar != "" {
 		for _, route := range site.SidecarRoutes {
@@ -342,29 +347,39 @@ func caddyConfig(o ConfigOptions) string {
 	p("        error 404")
 	p("    }")
 	p("")
-	p("    handle_errors 405 {")
-	p(`        header Allow "GET, HEAD"`)
-	p("        header Content-Type application/json")
-	p("        header Cache-Control no-store")
-	p("        respond `{\"code\":\"method_not_allowed\"}` 405")
-	p("    }")
 	p("    handle_errors {")
+	p("        # Not the headers of the page a path looked like (deletions are")
+	p("        # deferred: the 404 page sets its own policy).")
+	p("        header -X-Frame-Options")
+	p("        @not_allowed expression {err.status_code} == 405")
+	p("        handle @not_allowed {")
+	p(`            header Allow "GET, HEAD"`)
+	p("            header Content-Type application/json")
+	p("            header Cache-Control no-store")
+	p("            header -Content-Security-Policy")
+	p("            respond `{\"code\":\"method_not_allowed\"}\n` 405")
+	p("        }")
 	p("        handle @html {")
 	p(`            header Content-Type "%s"`, site.PageType)
 	p("            header Cache-Control no-store")
 	p(`            header Content-Security-Policy "%s"`, viewpage.NotFoundCSP)
-	p("            respond <<NOTFOUND")
-	b.WriteString(string(viewpage.NotFound))
-	p("NOTFOUND 404")
+	p("            respond `%s` 404", caddyBacktick(viewpage.NotFound))
 	p("        }")
 	p("        handle {")
 	p("            header Content-Type application/json")
 	p("            header Cache-Control no-store")
-	p("            respond `{\"code\":\"not_found\"}` 404")
+	p("            header -Content-Security-Policy")
+	p("            respond `{\"code\":\"not_found\"}\n` 404")
 	p("        }")
 	p("    }")
 	p("}")
 	return b.String()
+}
+
+// caddyBacktick returns page for a backtick-quoted Caddyfile token (which
+// may span lines; heredocs need Caddy 2.7): its backticks escaped.
+func caddyBacktick(page []byte) string {
+	return strings.ReplaceAll(string(page), "`", "\\`")
 }
 
 func headersFile() string {

@@ -512,20 +512,24 @@ func (p *page) OtherUnits() string {
 }
 
 // image returns the attributes of an <img> showing the published image u
-// (w × h): with srcset and sizes when it has renditions. also names
-// another published size of the same picture (a photo's original, for its
-// small copy) whose renditions count too; the original itself is never a
-// candidate, so a phone never downloads it for a thumbnail.
-func (p *page) image(u string, w, h int, sizes string, also ...string) img {
+// (w × h): with srcset and sizes when it has renditions. orig is the
+// full-size published image a small copy u was made from (a photo's
+// original, for its thumbnail and the top photo): its renditions count
+// too, and it is itself the widest candidate, so a screen wider than every
+// rendition (an 800 px top photo at 1280 px) shows the original rather than
+// a rendition upscaled. A browser takes the narrowest candidate as wide as
+// it draws the image, so a phone still gets a rendition when one is.
+func (p *page) image(u string, w, h int, sizes string, orig ...Rendition) img {
 	out := img{Src: p.Local(u), Width: w, Height: h}
-	var rs []Rendition
-	for _, k := range append([]string{u}, also...) {
-		rs = append(rs, p.In.Renditions[k]...)
+	rs := slices.Clone(p.In.Renditions[u])
+	for _, o := range orig {
+		rs = append(rs, p.In.Renditions[o.URL]...)
 	}
 	if len(rs) == 0 {
 		return out
 	}
 	rs = append(rs, Rendition{URL: u, Width: w, Height: h})
+	rs = append(rs, orig...)
 	slices.SortStableFunc(rs, func(a, b Rendition) int { return a.Width - b.Width })
 	rs = slices.CompactFunc(rs, func(a, b Rendition) bool { return a.Width == b.Width })
 	var set []string
@@ -550,13 +554,14 @@ func (p *page) photos(place string) {
 				alt = p.T("mainPhotoAltNoAddress")
 			}
 		}
+		orig := Rendition{URL: ph.URL, Width: ph.Width, Height: ph.Height}
 		v := photoView{ID: "photo-" + strconv.Itoa(i+1), Alt: alt, Href: p.href(ph.URL),
-			Thumb: p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 17rem, 50vw", ph.URL),
+			Thumb: p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 72rem) 17rem, 50vw", orig),
 			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
 		}
 		if i == 0 {
 			// The top photo is at most 50rem wide (page.css).
-			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 52rem) 50rem, calc(100vw - 2rem)", ph.URL)
+			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 52rem) 50rem, calc(100vw - 2rem)", orig)
 			p.Hero = &v
 		}
 		p.Photos = append(p.Photos, v)

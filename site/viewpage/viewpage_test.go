@@ -508,8 +508,10 @@ func TestCanadianImperial(t *testing.T) {
 }
 
 // TestSrcset checks that images carry srcset and sizes from their
-// renditions (ascending width, the original photo never a candidate for
-// its thumbnail) and a plain src without them.
+// renditions (ascending width) and a plain src without them, and that a
+// photo's original (960 px, its only rendition 480 px) is the widest
+// candidate of its small copy, so a wide screen is not shown the rendition
+// upscaled.
 func TestSrcset(t *testing.T) {
 	s := sampleByFolder(t, "vKT301A")
 	if out := render(t, Branded, &s.Input); strings.Contains(out, "srcset=") {
@@ -519,14 +521,14 @@ func TestSrcset(t *testing.T) {
 	plan := viewHost + "/vKT301A/doc/en/jpgMetric-1.jpg"
 	photo := viewHost + "/vKT301A/doc/photos/ph-1.jpg"
 	e.Renditions = map[string][]Rendition{
-		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-320.jpg", Width: 320, Height: 247}, {URL: viewHost + "/vKT301A/doc/en/jpgMetric-1-640.jpg", Width: 640, Height: 493}},
-		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1-480.jpg", Width: 480, Height: 360}},
+		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1.w480.jpg", Width: 480, Height: 370}},
+		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}},
 	}
 	in := FromDocs(s.Docs, e)
 	out := render(t, Branded, &in)
 	for _, want := range []string{
-		`srcset="/vKT301A/doc/en/jpgMetric-1-320.jpg 320w, /vKT301A/doc/en/jpgMetric-1-640.jpg 640w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
-		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 320w, /vKT301A/doc/photos/ph-1-480.jpg 480w"`,
+		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
+		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 320w, /vKT301A/doc/photos/ph-1.w480.jpg 480w, /vKT301A/doc/photos/ph-1.jpg 960w"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("page lacks %s", want)
