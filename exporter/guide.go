@@ -169,7 +169,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.endWrite(finished) }()
-	w := &guideWriter{e: e, res: &res, hashes: map[string][sha256.Size]byte{}}
+	w := &guideWriter{e: e, res: &res}
 	if err := w.putAll(ctx, b, p.files); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
@@ -429,7 +429,7 @@ func (w *guideWriter) recordExport(id string, entry site.ManifestGuide, hadOld b
 	if hadOld {
 		old, _ = w.e.records.recordOf(id) // unreadable: every hash not known is read again
 	}
-	public, err := describe(w.e.pub, entry.Files, w.hashes, old)
+	public, err := describe(w.e.pub, entry.Files, old)
 	if err != nil {
 		return err
 	}

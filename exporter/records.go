@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -40,14 +41,18 @@ const recordsDir = "exported"
 
 // PublicFile is one public file as the exporter recorded it when it wrote
 // it (or last found it holding what it should): its path in the public
-// tree, the SHA-256 of its content and the stamp (size and modification
-// time) the file had then. A file whose stat still shows that stamp
+// tree, the SHA-256 and MD5 of its content and the stamp (size and
+// modification time) the file had then. A file whose stat still shows that stamp
 // (Unchanged) holds that content, unless something other than the
 // exporter rewrote it within the same nanosecond at the same size.
 type PublicFile struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"` // hex; "" when unknown (a record migrated from manifest.json)
-	Size   int64  `json:"size"`
+	// MD5 is the hex MD5 of the content, what an S3 listing's ETag holds
+	// (publish compares it without reading the file); "" in records
+	// written before it was kept.
+	MD5  string `json:"md5,omitempty"`
+	Size int64  `json:"size"`
 	// ModTime is the file's modification time in nanoseconds since the Unix
 	// epoch, as the file system reported it after the write.
 	ModTime int64 `json:"mtime"`
@@ -90,6 +95,7 @@ type recordHead struct {
 // a record file.
 type fileSum struct {
 	SHA256  string `json:"sha256,omitempty"`
+	MD5     string `json:"md5,omitempty"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime"`
 }
@@ -116,7 +122,7 @@ func (rec *record) encode() ([]byte, error) {
 	}
 	sums := make([]fileSum, len(rec.Public))
 	for i, f := range rec.Public {
-		sums[i] = fileSum{SHA256: f.SHA256, Size: f.Size, ModTime: f.ModTime}
+		sums[i] = fileSum{SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
 	}
 	tail, err := marshalJSON(sums)
 	if err != nil {
@@ -145,7 +151,7 @@ func decodeRecord(data []byte, full bool) (*record, error) {
 	}
 	rec.Public = make([]PublicFile, len(sums))
 	for i, f := range sums {
-		rec.Public[i] = PublicFile{Path: rec.Files[i], SHA256: f.SHA256, Size: f.Size, ModTime: f.ModTime}
+		rec.Public[i] = PublicFile{Path: rec.Files[i], SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
 	}
 	return &rec, nil
 }
@@ -519,11 +525,11 @@ func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
 }
 
 // describe returns the records of the public files paths (sorted) of a
-// guide just written: each file's stamp as it is now, and its hash from
-// known (the hashes of what the export wrote or compared), else from old
-// (the guide's previous record) when the stamp did not change, else read
-// from the file. It returns an error when a file cannot be examined.
-func describe(t tree, paths []string, known map[string][sha256.Size]byte, old *record) ([]PublicFile, error) {
+// guide just written: each file's stamp as it is now, and its hashes from
+// old (the guide's previous record) when the stamp did not change and old
+// has both, else read from the file once for both (see docs/output.md for
+// what that costs). It returns an error when a file cannot be examined.
+func describe(t tree, paths []string, old *record) ([]PublicFile, error) {
 	out := make([]PublicFile, len(paths))
 	for i, p := range paths {
 		fi, err := t.fs.Stat(t.abs(p))
@@ -531,17 +537,15 @@ func describe(t tree, paths []string, known map[string][sha256.Size]byte, old *r
 			return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
 		}
 		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		if h, ok := known[p]; ok {
-			f.SHA256 = hex.EncodeToString(h[:])
-		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) {
-			f.SHA256 = prev.SHA256
+		if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
+			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
 		} else {
 			data, err := t.read(p)
 			if err != nil {
 				return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
 			}
-			h := sha256.Sum256(data)
-			f.SHA256 = hex.EncodeToString(h[:])
+			s, m := sha256.Sum256(data), md5.Sum(data)
+			f.SHA256, f.MD5 = hex.EncodeToString(s[:]), hex.EncodeToString(m[:])
 		}
 		out[i] = f
 	}

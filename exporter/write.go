@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +20,7 @@ type pathSum struct {
 }
 
 // putAll publishes files, which b's bundle files are copied from, and
-// records the paths they occupy and the hashes of their contents. Files
+// records the paths they occupy and the hashes of their contents (sums). Files
 // are written in the order of their groups (public media, then documents
 // and pages, then private files: nothing names a file before it is
 // there), the files of one group writeParallel at a time: each write is
@@ -35,7 +34,6 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 		h       [sha256.Size]byte
 		written []string
 		res     GuideResult // the counts and changes of this file's writes
-		hashes  map[string][sha256.Size]byte
 		err     error
 	}
 	results := make([]result, len(files))
@@ -61,8 +59,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 				defer func() { <-sem }()
 				r := &results[i]
 				// Its own writer, so the counts need no lock.
-				fw := &guideWriter{e: w.e, res: &r.res, hashes: map[string][sha256.Size]byte{}, images: images}
-				r.hashes = fw.hashes
+				fw := &guideWriter{e: w.e, res: &r.res, images: images}
 				f := files[i]
 				t := w.e.pub
 				if f.private {
@@ -72,7 +69,6 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 					// Media are streamed: see media.go.
 					r.h, r.err = fw.putMedia(t, b, f)
 					r.written = []string{f.path}
-					fw.hashes[t.abs(f.path)] = r.h
 				} else {
 					r.h = sha256.Sum256(f.data)
 					r.written, r.err = fw.put(t, f, f.data, docs[i])
@@ -93,7 +89,6 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 		w.res.Unchanged += r.res.Unchanged
 		w.res.Bytes += r.res.Bytes
 		w.res.Changes = append(w.res.Changes, r.res.Changes...)
-		maps.Copy(w.hashes, r.hashes)
 		prefix := "public/"
 		if f.private {
 			prefix = "private/"
@@ -207,9 +202,6 @@ type guideWriter struct {
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
 	images  *imageCache
-	// hashes are the SHA-256 of the files written or found identical, by
-	// absolute path: what the guide's record keeps (see describe).
-	hashes map[string][sha256.Size]byte
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -254,7 +246,6 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 	}
 	if dw.same {
 		w.res.Unchanged++
-		w.hashes[t.abs(f.path)] = sha256.Sum256(data)
 		return paths, nil
 	}
 	return paths, w.write(t, f.path, data)
@@ -264,7 +255,6 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 // one place a document, a compressed sibling or a private file is written
 // (media: see media.go and imagewrite.go).
 func (w *guideWriter) write(t tree, p string, data []byte) error {
-	w.hashes[t.abs(p)] = sha256.Sum256(data)
 	if t.same(p, data) {
 		w.res.Unchanged++
 		return nil

@@ -225,7 +225,11 @@ func publishFlags() []cli.Flag {
 			Usage: "refuse (and delete nothing) when more stale objects than this would go; 0 allows no deletion"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "list what would change, change nothing", EnvVars: envVars("dry-run")},
 		&cli.BoolFlag{Name: "force", Usage: "upload every object even when its bytes are unchanged (after a change of headers)", EnvVars: envVars("force")},
-		&cli.BoolFlag{Name: "rehash", Usage: "read every local file to compare it, even one whose hash is recorded", EnvVars: envVars("rehash")},
+		stringFlag("private", "", "the export's private tree: files whose size and modification time are still those the export recorded "+
+			"are compared by their recorded hashes, without reading them"),
+		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: envVars("shards"),
+			Usage: "with --private: the export ran as --shard i/N; read the records of all N shards"},
+		&cli.BoolFlag{Name: "rehash", Usage: "with --private: read every local file anyway", EnvVars: envVars("rehash")},
 		pagesAsObjectsFlag(),
 	}
 }

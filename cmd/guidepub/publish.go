@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site"
 )
@@ -27,6 +28,9 @@ keys hold the compressed bytes with Content-Encoding set; media are always
 uploaded as they are. Unchanged objects are skipped (content hash); media go
 up first, then summaries and autofill documents, then statuses, and stale
 objects are deleted last (at most --max-deletes, else nothing is deleted).
+With --private (the export's private tree), a file whose size and
+modification time are those the export recorded is compared by its
+recorded hashes without being read; --rehash reads every file anyway.
 A failed run leaves readers a consistent tree; running it again completes it.
 The local walk and the bucket listing are merged in key order, so memory
 stays flat whatever the size of the tree. A view page is uploaded under its
@@ -43,6 +47,7 @@ server: s3://bucket?endpoint=http://host:port&use_path_style=true&disable_https=
 Examples:
    guidepub publish --from public --to 's3://my-bucket?region=eu-west-1' --encoding br --dry-run
    guidepub publish --from public --to 's3://my-bucket?region=eu-west-1' --encoding br
+   guidepub publish --from public --private private --to 's3://my-bucket?region=eu-west-1'
    guidepub publish --from public --to gs://my-bucket --prefix site/`,
 		Flags:  publishFlags(),
 		Action: e.runPublish,
@@ -76,6 +81,10 @@ func (e *env) runPublish(c *cli.Context) error {
 	if c.Int("max-deletes") < 0 {
 		return usagef("--max-deletes must not be negative")
 	}
+	known, err := recordedDigests(c.String("private"), c.Int("shards"))
+	if err != nil {
+		return err
+	}
 	bucket, err := publish.OpenBucket(c.Context, to)
 	if err != nil {
 		return usagef("--to: %v", err)
@@ -86,7 +95,8 @@ func (e *env) runPublish(c *cli.Context) error {
 	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
 	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
 	cfg.DryRun, cfg.Force = c.Bool("dry-run"), c.Bool("force")
-	cfg.Rehash, cfg.PagesAsObjects = c.Bool("rehash"), c.Bool("pages-as-objects")
+	cfg.KnownDigest, cfg.Rehash = known, c.Bool("rehash")
+	cfg.PagesAsObjects = c.Bool("pages-as-objects")
 	if cfg.PagesAsObjects && strings.HasPrefix(to, "file:") {
 		return usagef("--pages-as-objects: a file:// bucket cannot hold a key that is also a folder; leave the flag out")
 	}
@@ -108,4 +118,28 @@ func (e *env) runPublish(c *cli.Context) error {
 		return fmt.Errorf("publish: %w", err)
 	}
 	return nil
+}
+
+// recordedDigests returns the KnownDigest of the export records in the
+// private tree priv of an export run as shards shards, or nil when priv
+// is "" (every file is read).
+func recordedDigests(priv string, shards int) (publish.KnownDigest, error) {
+	if priv == "" {
+		return nil, nil
+	}
+	if fi, err := os.Stat(priv); err != nil || !fi.IsDir() {
+		return nil, usagef("--private %s is not a folder", priv)
+	}
+	if shards < 1 {
+		return nil, usagef("--shards must be at least 1")
+	}
+	records := make([]*exporter.Records, shards)
+	for i := range shards {
+		r, err := exporter.OpenRecords(afero.NewOsFs(), filepath.Clean(priv), i, shards)
+		if err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		records[i] = r
+	}
+	return publish.RecordedDigests(records...), nil
 }

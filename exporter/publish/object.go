@@ -304,3 +304,30 @@ var errChangedWhileUploading = errors.New("changed while publishing; run publish
 
 // syscallNotDir is the error of a path whose parent is a file.
 var syscallNotDir = syscall.ENOTDIR
+
+// RecordedDigests returns a KnownDigest that finds a file's digest in the
+// exporter's records (exporter.Records.Lookup; several for a sharded
+// export, whose shards record disjoint guides): the recorded hashes of a
+// file whose size and modification time are still those recorded
+// (exporter.PublicFile.Unchanged). A record without an MD5 (written by an
+// earlier version) gives a digest without one, so the file is read when a
+// listing's MD5 must be compared; a record that cannot be read gives none.
+func RecordedDigests(records ...*exporter.Records) KnownDigest {
+	return func(rel string, info fs.FileInfo) (Digest, bool) {
+		for _, r := range records {
+			f, ok, err := r.Lookup(rel)
+			if err != nil || !ok {
+				continue
+			}
+			if !f.Unchanged(info) {
+				return Digest{}, false
+			}
+			dg := Digest{Size: f.Size, SHA256: f.SHA256}
+			if m, err := hex.DecodeString(f.MD5); err == nil && len(m) == md5.Size {
+				dg.MD5 = m
+			}
+			return dg, true
+		}
+		return Digest{}, false
+	}
+}
