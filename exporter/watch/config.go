@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"log/slog"
 	"runtime"
 	"time"
@@ -45,6 +46,9 @@ type Config struct {
 
 	// newEvents replaces fsnotify.NewWatcher in tests.
 	newEvents func() (*fsnotify.Watcher, error)
+	// beforeWatches, in tests, runs before Run adds the watches of the
+	// bundle folders already there (Watcher.watchExisting).
+	beforeWatches func(ctx context.Context)
 }
 
 // DefaultConfig returns the settings "guidepub watch" starts from: file

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/guidepub/guidepub/site/fswatch"
 )
 
 // newEventsWatcher returns a started watcher over root using real file
@@ -26,7 +27,24 @@ func newEventsWatcher(t *testing.T, root string, h Handler) (*Watcher, *fakeCloc
 		t.Fatalf("mode = %s, want %s", w.Mode(), ModeEvents)
 	}
 	started(t, w)
+	watchedAll(t, w)
 	return w, clock
+}
+
+// watchedAll waits until w has watched the bundle folders present when it
+// started, then forgets the folders it marked as changed because their
+// stamps were recent (the test just created them): each test starts from
+// a quiet watcher.
+func watchedAll(t *testing.T, w *Watcher) {
+	t.Helper()
+	select {
+	case <-w.watched:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bundle folders were not watched within 10 s")
+	}
+	inspect(t, w, func(st *state) {
+		st.deb = fswatch.NewDebouncer(w.cfg.Debounce, w.cfg.MaxWait)
+	})
 }
 
 // settle writes a sentinel into the bundle "zz" and waits until the loop has

@@ -53,7 +53,8 @@ func scaleSizes(b *testing.B) []int {
 //     records, a new Watcher, the catch-up export of the whole tree beside
 //     it) until a bundle renamed into place right then is exported;
 //   - open-ms, watch-setup-ms: of that, exporter.New (reading the records)
-//     and watch.New (watching every folder of the tree);
+//     and watch.New (watching the source folder itself: the bundle
+//     folders are watched in the background once the watcher runs);
 //   - catchup-ms: how long the catch-up export of the n unchanged bundles
 //     took, beside that;
 //   - served-p50-ms, served-max-ms: from an edit of an existing guide's

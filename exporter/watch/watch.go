@@ -55,13 +55,15 @@ type Watcher struct {
 
 	in      chan input    // everything the loop reacts to
 	stopped chan struct{} // closed when the loop ends
+	watched chan struct{} // closed once watchExisting returns (tests)
 
 	mu       sync.Mutex
 	mode     string
 	events   *fswatch.Tree    // nil while polling
 	snap     fswatch.Snapshot // baseline of the poller (ModePoll)
 	schedule map[string]time.Time
-	known    []string // bundle folders present when New ran
+	known    []string  // bundle folders present when New ran
+	since    time.Time // a little before the root was watched (ModeEvents)
 	running  bool
 }
 
@@ -116,10 +118,6 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
-	known, err := fswatch.Folders(root, Ignored)
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
-	}
 	w := &Watcher{
 		cfg:      cfg,
 		root:     root,
@@ -127,21 +125,26 @@ func New(cfg Config) (*Watcher, error) {
 		clock:    cfg.Clock,
 		in:       make(chan input, 64),
 		stopped:  make(chan struct{}),
+		watched:  make(chan struct{}),
 		schedule: make(map[string]time.Time),
-		known:    known,
 	}
 	if cfg.Poll > 0 {
 		if err := w.startPolling(); err != nil {
 			return nil, err
 		}
-		return w, nil
-	}
-	if err := w.startEvents(); err != nil {
+	} else if err := w.startEvents(); err != nil {
 		w.log.Warn("file system events unavailable: polling for changes instead",
 			"dir", root, "interval", cfg.FallbackPoll.String(), "error", err.Error())
 		if err := w.startPolling(); err != nil {
 			return nil, err
 		}
+	}
+	// Listed once the root is watched, so that no folder falls between the
+	// list and the root's events.
+	w.known, err = fswatch.Folders(root, Ignored)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", cfg.Dir, err)
 	}
 	return w, nil
 }
@@ -180,16 +183,44 @@ func (w *Watcher) Close() error {
 	return err
 }
 
-// startEvents sets up file system events on every folder of the tree.
+// stampSlack is how far before watching the root a change of a bundle
+// folder may be stamped: file system timestamps come from a coarse clock
+// that lags the one time.Now reads by up to a scheduler tick.
+const stampSlack = 50 * time.Millisecond
+
+// startEvents sets up file system events on the root of the tree only, so
+// that an upload is seen at once at any corpus size; Run adds the watches
+// of the bundle folders already there in the background (watchExisting).
 func (w *Watcher) startEvents() error {
-	ev, err := fswatch.Watch(fswatch.Config{Dir: w.root, Skip: Ignored, NewEvents: w.cfg.newEvents})
+	since := time.Now().Add(-stampSlack)
+	ev, err := fswatch.Watch(fswatch.Config{Dir: w.root, Skip: Ignored, NewEvents: w.cfg.newEvents, RootOnly: true})
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
-	w.events, w.mode = ev, ModeEvents
+	w.events, w.mode, w.since = ev, ModeEvents, since
 	w.mu.Unlock()
 	return nil
+}
+
+// watchExisting adds the watches of the bundle folders present when New
+// ran, one at a time, while the loop already reacts to changes seen by the
+// root's watch. A folder changed before its watch was in place is found
+// by its stamps (fswatch.Tree.AddExisting) and marked as changed.
+func (w *Watcher) watchExisting(ctx context.Context, ev *fswatch.Tree) {
+	defer close(w.watched)
+	if w.cfg.beforeWatches != nil {
+		w.cfg.beforeWatches(ctx)
+	}
+	w.mu.Lock()
+	since := w.since
+	w.mu.Unlock()
+	err := ev.AddExisting(ctx, w.known, since, func(folder string) {
+		w.send(input{kind: inTouch, folders: []string{folder}})
+	})
+	if err != nil && ctx.Err() == nil {
+		w.send(input{kind: inFallback, err: err})
+	}
 }
 
 // startPolling takes the poller's baseline.
@@ -231,8 +262,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.mu.Unlock()
 	}()
 	if mode == ModeEvents {
-		wg.Add(1)
+		wg.Add(2)
 		go func() { defer wg.Done(); w.readEvents(ctx, ev) }()
+		go func() { defer wg.Done(); w.watchExisting(ctx, ev) }()
 	} else {
 		w.goPoll(ctx, &wg, w.cfg.Poll)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	// NewEvents replaces fsnotify.NewWatcher: tests make it fail to see
 	// the caller's polling fallback.
 	NewEvents func() (*fsnotify.Watcher, error)
+	// RootOnly makes Watch watch Dir itself only, which is quick at any
+	// size: the caller then adds the folders already there with
+	// Tree.AddExisting, typically in the background.
+	RootOnly bool
 }
 
 // Change is one change in the tree.
@@ -81,7 +86,11 @@ func Watch(cfg Config) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{root: root, skip: cfg.Skip, ev: ev}
-	if err := t.add(root); err != nil {
+	add := t.add
+	if cfg.RootOnly {
+		add = t.ev.Add
+	}
+	if err := add(root); err != nil {
 		ev.Close()
 		return nil, err
 	}
@@ -111,6 +120,73 @@ func (t *Tree) add(dir string) error {
 		}
 		return nil
 	})
+}
+
+// AddExisting watches the top-level folders named (paths relative to the
+// root: those present when Watch was called with RootOnly), and every
+// folder below them, one at a time. A folder may change before its watch
+// is in place, so once it is, the folder's files and folders are looked
+// at: when one was modified at or after since (pass a time a little before
+// Watch was called: the file system's clock is coarse), changed is called
+// with the folder's name. Changes made after the watch was added arrive
+// through Run as usual, and so do the folders created after Watch. It
+// stops early, returning nil, when ctx is done or the tree is closed, and
+// returns an error wrapping ErrCannotWatch when a folder cannot be
+// watched.
+func (t *Tree) AddExisting(ctx context.Context, folders []string, since time.Time, changed func(folder string)) error {
+	for _, f := range folders {
+		if ctx.Err() != nil {
+			return nil
+		}
+		dir := filepath.Join(t.root, f)
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			return nil
+		}
+		err := t.add(dir)
+		t.mu.Unlock()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone: the root's watch saw it go
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCannotWatch, err)
+		}
+		if modifiedSince(dir, since, t.skip) {
+			changed(f)
+		}
+	}
+	return nil
+}
+
+// modifiedSince reports whether dir, or a file or folder below it that
+// skip does not report, was modified at or after since. An entry that
+// cannot be read counts as modified.
+func modifiedSince(dir string, since time.Time, skip func(string) bool) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			found = found || !errors.Is(err, fs.ErrNotExist)
+			return nil
+		}
+		if p != dir && skip(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			found = found || !errors.Is(err, fs.ErrNotExist)
+			return nil
+		}
+		if !fi.ModTime().Before(since) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // Run calls change for each change in the tree, in the order the kernel

@@ -128,3 +128,48 @@ func TestRenewAfterRename(t *testing.T) {
 	writeFile(t, root, "b/photos/x.jpg", "1")
 	waitFor("b/photos/x.jpg")
 }
+
+func TestAddExisting(t *testing.T) {
+	root := t.TempDir()
+	mkdirs(t, root, "a/photos", "b/doc/en", "c", ".hidden/x")
+	writeFile(t, root, "a/photos/front.jpg", "jpeg")
+	writeFile(t, root, "b/doc/en/plan.pdf", "pdf")
+	writeFile(t, root, "c/guide.json", "{}")
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"a", "a/photos", "a/photos/front.jpg", "b", "b/doc", "b/doc/en", "b/doc/en/plan.pdf", "c", "c/guide.json"} {
+		if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	since := time.Now().Add(-time.Second)
+	tree, err := Watch(Config{Dir: root, Skip: skipTemp, RootOnly: true})
+	if err != nil {
+		t.Fatalf("fsnotify: %v", err)
+	}
+	defer tree.Close()
+	if got := tree.Watched(); !slices.Equal(got, []string{"."}) {
+		t.Fatalf("watched %v after Watch with RootOnly, want only the root", got)
+	}
+	// Changed before their watches exist: a file deep in b, and a
+	// temporary file only (skipped) in c.
+	writeFile(t, root, "b/doc/en/plan.pdf", "pdf v2")
+	if err := os.Chtimes(filepath.Join(root, "b/doc/en"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "c/.guide.json.swp", "swap")
+	if err := os.Chtimes(filepath.Join(root, "c"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	if err := tree.AddExisting(context.Background(), []string{"a", "b", "c", "gone"}, since, func(f string) { changed = append(changed, f) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"b"}; !slices.Equal(changed, want) {
+		t.Errorf("changed %v, want %v", changed, want)
+	}
+	got := tree.Watched()
+	slices.Sort(got)
+	if want := []string{".", "a", "a/photos", "b", "b/doc", "b/doc/en", "c"}; !slices.Equal(got, want) {
+		t.Errorf("watched %v, want %v", got, want)
+	}
+}
