@@ -165,7 +165,7 @@ func (ps *pageServer) localInput(t *testing.T, s *sample) Input {
 		e.Languages = PageLanguages
 		e.Renditions = map[string][]Rendition{}
 		add := func(u string, w, h int) {
-			for _, rw := range []int{320, 640} { // the samples are 960 px wide
+			for _, rw := range []int{480, 960, 1600} { // the exporter's widths
 				if rw >= w {
 					continue
 				}
@@ -183,7 +183,7 @@ func (ps *pageServer) localInput(t *testing.T, s *sample) Input {
 			}
 		}
 		for _, m := range d.Autofill.Media {
-			if m.MediaCategory == "Photo" && m.ImageWidth > 500 {
+			if m.MediaCategory == "Photo" && m.ImageWidth > 480 { // not the small copies
 				add(m.MediaURL, m.ImageWidth, m.ImageHeight)
 			}
 		}
