@@ -157,7 +157,9 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if err != nil {
 		return res, site.ManifestGuide{}, fmt.Errorf("bundle %s: %w", b.Folder, err)
 	}
-	if old != nil && old.Folder == b.Folder && e.upToDate(old, b.Dir, b.Raw, now) {
+	// fp covers guide.json, which names the inputs: the same fingerprint
+	// means the same inputs, so it is compared as it is, not taken again.
+	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
 		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
 	}
 	p, err := e.render(b, now)
@@ -247,11 +249,24 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 // and every file it published still exists. raw is the guide.json now in
 // the bundle folder dir.
 func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
-	if mg.Source == "" || (mg.NextChange != nil && !now.Before(*mg.NextChange)) {
+	if !e.mayBeUpToDate(mg, now) {
 		return false
 	}
 	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
+	return err == nil && e.sameOutput(mg, fp)
+}
+
+// mayBeUpToDate reports whether mg has a fingerprint and no view of it
+// expired since it was exported, so that comparing fingerprints is worth
+// it.
+func (e *Exporter) mayBeUpToDate(mg *site.ManifestGuide, now time.Time) bool {
+	return mg.Source != "" && (mg.NextChange == nil || now.Before(*mg.NextChange))
+}
+
+// sameOutput reports whether fp, the fingerprint of the bundle now, is
+// mg's and every file mg published is still there as it was written.
+func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
+	return fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
 }
 
 // unchangedResult is the result of a guide found up to date.
