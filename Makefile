@@ -22,11 +22,14 @@ lint: ## gofmt, go mod tidy, go vet and staticcheck
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
-bench: ## run the benchmarks and rewrite the numbers in docs/benchmarks.md
+BENCH     ?= .
+
+bench: ## run the benchmarks (narrow with PKGS=... BENCH=regexp) and rewrite their rows in docs/benchmarks.md
 	@mkdir -p bin
-	@st=0; $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS) > bin/bench.txt 2>&1 || st=$$?; \
+	@st=0; $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 90m $(PKGS) > bin/bench.txt 2>&1 || st=$$?; \
 	cat bin/bench.txt; $(GO) run ./cmd/benchreport -in bin/bench.txt -doc docs/benchmarks.md && exit $$st
-	GUIDEPUB_LIGHTHOUSE=1 $(GO) test -count=1 -run TestLighthouse -v ./cmd/guidepub/
+	@if [ "$(PKGS)" = "./..." ] && [ "$(BENCH)" = "." ]; then \
+	  GUIDEPUB_LIGHTHOUSE=1 $(GO) test -count=1 -run TestLighthouse -v ./cmd/guidepub/; fi
 
 fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 	$(GO) test -run '^$$' -fuzz FuzzParseBundle -fuzztime 60s -fuzzminimizetime 5s ./exporter/bundle

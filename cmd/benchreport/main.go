@@ -18,8 +18,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -61,8 +64,14 @@ func run(in, doc string, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	section, err := readSection(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	rep := parseReport(section)
+	rep.merge(res, now.UTC().Format("2006-01-02 15:04 UTC"), machine(res.cpu))
 	var gen bytes.Buffer
-	writeSection(&gen, res, machine(res.cpu, now))
+	rep.write(&gen)
 	out, err := replaceSection(old, gen.Bytes())
 	if err != nil {
 		return fmt.Errorf("%s: %w", doc, err)
@@ -152,8 +161,9 @@ func trimProcs(name string) string {
 	return name
 }
 
-// machine describes where the numbers were taken.
-func machine(cpu string, now time.Time) string {
+// machine describes where the numbers were taken: the CPU, the Go version
+// and the load at the end of the run.
+func machine(cpu string) string {
 	if cpu == "" {
 		cpu = "unknown CPU"
 	}
@@ -163,26 +173,121 @@ func machine(cpu string, now time.Time) string {
 			load = strings.Join(f[:3], " ")
 		}
 	}
-	return fmt.Sprintf("%s, %d cores, %s %s/%s, %s; load average at the end of the run: %s",
-		cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
-		now.UTC().Format("2006-01-02"), load)
+	return fmt.Sprintf("%s, %d cores, %s %s/%s; load average at the end of the run: %s",
+		cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, load)
 }
 
-func writeSection(w io.Writer, p parsed, mach string) {
-	fmt.Fprintf(w, "Measured on: %s.\n", mach)
-	for _, f := range p.failures {
-		fmt.Fprintf(w, "\n**Failed:** `%s`\n", f)
+// report is the generated section: every package's rows, each naming the
+// run it came from, and the machine of each run. A run replaces the rows of
+// the benchmarks it measured and keeps the others, so `make bench` over one
+// package (or one benchmark) updates those rows alone.
+type report struct {
+	runs     map[string]string // run label → machine
+	packages map[string][]row  // package path → rows in order
+	failures []string          // of the latest run
+	failedIn string            // the latest run's label
+}
+
+// row is one benchmark's line in a package's table.
+type row struct{ name, iters, results, run string }
+
+// parseReport reads a section written by report.write, or by the earlier
+// format with one "Measured on:" line for the whole section.
+func parseReport(section []byte) *report {
+	rep := &report{runs: map[string]string{}, packages: map[string][]row{}}
+	legacy := ""
+	pkg := ""
+	for _, line := range strings.Split(string(section), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Measured on: "):
+			m := strings.TrimSuffix(strings.TrimPrefix(line, "Measured on: "), ".")
+			legacy = "earlier run"
+			if d := dateRE.FindString(m); d != "" {
+				legacy = d
+			}
+			rep.runs[legacy] = m
+		case strings.HasPrefix(line, "- **"):
+			if label, m, ok := strings.Cut(strings.TrimPrefix(line, "- **"), "**: "); ok {
+				rep.runs[label] = strings.TrimSuffix(m, ".")
+			}
+		case strings.HasPrefix(line, "### `"):
+			pkg = strings.Trim(strings.TrimPrefix(line, "### "), "`")
+		case strings.HasPrefix(line, "| `") && pkg != "":
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			r := row{name: strings.Trim(cells[0], "`")}
+			if len(cells) >= 3 {
+				r.iters, r.results, r.run = cells[1], cells[2], legacy
+			}
+			if len(cells) >= 4 {
+				r.run = cells[3]
+			}
+			rep.packages[pkg] = append(rep.packages[pkg], r)
+		}
 	}
+	return rep
+}
+
+var dateRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
+
+// merge puts the results of run label (measured on mach) in place of the
+// rows of the same benchmarks, appending new ones.
+func (rep *report) merge(p parsed, label, mach string) {
+	rep.runs[label] = mach
+	rep.failures, rep.failedIn = p.failures, label
 	for _, pk := range p.packages {
-		fmt.Fprintf(w, "\n### `%s`\n\n| benchmark | runs | results |\n|---|---|---|\n", pk.path)
+		rows := rep.packages[pk.path]
 		for _, r := range pk.results {
 			parts := make([]string, len(r.metrics))
 			for i, m := range r.metrics {
 				parts[i] = m.value + " " + m.unit
 			}
-			fmt.Fprintf(w, "| `%s` | %s | %s |\n", r.name, r.iters, strings.Join(parts, ", "))
+			nr := row{name: r.name, iters: r.iters, results: strings.Join(parts, ", "), run: label}
+			if i := slices.IndexFunc(rows, func(o row) bool { return o.name == nr.name }); i >= 0 {
+				rows[i] = nr
+			} else {
+				rows = append(rows, nr)
+			}
+		}
+		rep.packages[pk.path] = rows
+	}
+}
+
+func (rep *report) write(w io.Writer) {
+	used := map[string]bool{}
+	for _, rows := range rep.packages {
+		for _, r := range rows {
+			used[r.run] = true
 		}
 	}
+	labels := slices.Sorted(maps.Keys(used))
+	fmt.Fprintln(w, "Each row names the `make bench` run it comes from; the runs were made on:")
+	fmt.Fprintln(w)
+	for _, l := range labels {
+		fmt.Fprintf(w, "- **%s**: %s.\n", l, rep.runs[l])
+	}
+	for _, f := range rep.failures {
+		fmt.Fprintf(w, "\n**Failed in the run of %s:** `%s`\n", rep.failedIn, f)
+	}
+	for _, path := range slices.Sorted(maps.Keys(rep.packages)) {
+		fmt.Fprintf(w, "\n### `%s`\n\n| benchmark | runs | results | run |\n|---|---|---|---|\n", path)
+		for _, r := range rep.packages[path] {
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", r.name, r.iters, r.results, r.run)
+		}
+	}
+}
+
+// readSection returns the text between the markers of doc.
+func readSection(doc []byte) ([]byte, error) {
+	b := bytes.Index(doc, []byte(beginMarker))
+	e := bytes.Index(doc, []byte(endMarker))
+	if b < 0 || e < b {
+		return nil, fmt.Errorf("no %s … %s section", beginMarker, endMarker)
+	}
+	return doc[b+len(beginMarker) : e], nil
 }
 
 // replaceSection puts gen between the markers of doc, keeping the rest.

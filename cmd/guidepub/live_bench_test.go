@@ -31,7 +31,8 @@ import (
 )
 
 // benchSizes returns the corpus sizes of the publishing benchmarks:
-// GUIDEPUB_BENCH_GUIDES (comma-separated), else 100 and 1,000 (100 alone with -short).
+// GUIDEPUB_BENCH_GUIDES (comma-separated), else 1,000 and 10,000 (100 alone
+// with -short).
 func benchSizes() []int {
 	if s := os.Getenv("GUIDEPUB_BENCH_GUIDES"); s != "" {
 		var out []int
@@ -45,7 +46,7 @@ func benchSizes() []int {
 	if testing.Short() {
 		return []int{100}
 	}
-	return []int{100, 1000}
+	return []int{1000, 10000}
 }
 
 // s3Counts counts the requests a proxy in front of the store forwarded.

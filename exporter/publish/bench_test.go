@@ -19,8 +19,8 @@ import (
 )
 
 // reconcileSizes returns the corpus sizes of BenchmarkReconcile:
-// GUIDEPUB_BENCH_RECONCILE_GUIDES (comma-separated), else 100 and
-// 1,000 (100 alone with -short).
+// GUIDEPUB_BENCH_RECONCILE_GUIDES (comma-separated), else 1,000 and
+// 10,000 (100 alone with -short).
 func reconcileSizes() []int {
 	if s := os.Getenv("GUIDEPUB_BENCH_RECONCILE_GUIDES"); s != "" {
 		var out []int
@@ -34,7 +34,7 @@ func reconcileSizes() []int {
 	if testing.Short() {
 		return []int{100}
 	}
-	return []int{100, 1000}
+	return []int{1000, 10000}
 }
 
 // writeTree writes a public tree of n guides shaped like an export's (two
