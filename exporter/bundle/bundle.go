@@ -143,7 +143,7 @@ const MaxGuideSize = 32 << 20
 // symbolic link) of at most MaxGuideSize bytes. It returns the content, or
 // why it cannot be read.
 func readGuide(fsys afero.Fs, dir string) ([]byte, string) {
-	if msg := checkFile(fsys, dir, FileName); msg != "" {
+	if _, msg := checkFile(fsys, dir, FileName); msg != "" {
 		if msg == msgNotExist {
 			return nil, "guide.json does not exist in the bundle folder"
 		}
@@ -187,7 +187,7 @@ func (b *Bundle) Open(rel string) (afero.File, error) {
 	if msg := checkRel(rel); msg != "" {
 		return nil, fmt.Errorf("bundle %s: file %q: %s", b.Folder, rel, msg)
 	}
-	if msg := checkFile(b.fsys, b.Dir, rel); msg != "" {
+	if _, msg := checkFile(b.fsys, b.Dir, rel); msg != "" {
 		return nil, fmt.Errorf("bundle %s: file %q: %s", b.Folder, rel, msg)
 	}
 	f, err := b.fsys.Open(filepath.Join(b.Dir, filepath.FromSlash(rel)))

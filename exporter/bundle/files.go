@@ -185,17 +185,25 @@ func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, maxPixels int) (map
 }
 
 // checkContent returns what the bundle file at name (rel in the bundle)
-// holds, or why it cannot be published: media.Check's problem, or a name
-// whose extension says another format.
+// holds, or why it cannot be published: another hard link to the file
+// opened, media.Check's problem, or a name whose extension says another
+// format.
 func checkContent(fsys afero.Fs, name, rel string, maxPixels int) (media.Info, string) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return media.Info{}, readError(err)
 	}
 	defer f.Close()
+	// The opened file's own Stat, not checkMedia's information on the
+	// name: the name may have been swapped or linked between the check and
+	// the open, so the size read and the hard links counted are those of
+	// the file actually opened.
 	fi, err := f.Stat()
 	if err != nil {
 		return media.Info{}, readError(err)
+	}
+	if msg := checkLinks(fi); msg != "" {
+		return media.Info{}, msg
 	}
 	info, err := media.Check(f, fi.Size(), maxPixels)
 	if err != nil {
@@ -210,17 +218,16 @@ func checkContent(fsys afero.Fs, name, rel string, maxPixels int) (media.Info, s
 
 // checkFile returns why the bundle file rel (already syntactically safe)
 // cannot be published, or "" when it is a regular file reached without a
-// symbolic link.
-func checkFile(fsys afero.Fs, dir, rel string) string {
+// symbolic link; then it also returns the file's information, from the
+// Lstat (or Stat, when fsys cannot Lstat) of its last path element.
+func checkFile(fsys afero.Fs, dir, rel string) (os.FileInfo, string) {
 	lst, canLstat := fsys.(afero.Lstater)
 	els := strings.Split(rel, "/")
 	cur := dir
+	var fi os.FileInfo
 	for i, el := range els {
 		cur = filepath.Join(cur, el)
-		var (
-			fi  os.FileInfo
-			err error
-		)
+		var err error
 		if canLstat {
 			fi, _, err = lst.LstatIfPossible(cur)
 		} else {
@@ -229,36 +236,34 @@ func checkFile(fsys afero.Fs, dir, rel string) string {
 		last := i == len(els)-1
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				return msgNotExist
+				return nil, msgNotExist
 			}
-			return readError(err)
+			return nil, readError(err)
 		}
 		at := strings.Join(els[:i+1], "/")
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			if last {
-				return "file is a symbolic link; bundles must hold regular files"
+				return nil, "file is a symbolic link; bundles must hold regular files"
 			}
-			return fmt.Sprintf("folder %q on the way is a symbolic link; bundles must hold regular files", at)
+			return nil, fmt.Sprintf("folder %q on the way is a symbolic link; bundles must hold regular files", at)
 		case !last && !fi.IsDir():
-			return msgNotExist
+			return nil, msgNotExist
 		case last && !fi.Mode().IsRegular():
-			return "not a regular file"
+			return nil, "not a regular file"
 		}
 	}
-	return ""
+	return fi, ""
 }
 
 // checkMedia is checkFile for a file that is published: it must also have
 // no other hard link, since the other name may be a private file anywhere
 // on the machine (published 0644, it would be anyone's).
 func checkMedia(fsys afero.Fs, dir, rel string) string {
-	if msg := checkFile(fsys, dir, rel); msg != "" {
+	// checkFile's Lstat of a regular file gives its links: no new Stat.
+	fi, msg := checkFile(fsys, dir, rel)
+	if msg != "" {
 		return msg
-	}
-	fi, err := fsys.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return readError(err)
 	}
 	return checkLinks(fi)
 }
