@@ -343,7 +343,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	}
 	r := &renderer{g: g, media: b.Media, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
 	p := &plan{ids: publicIDs(g), views: len(g.Views)}
-	var media, docs []outFile
+	var mediaFiles, docs []outFile
 	addView := func(folder string, vd viewDocs, withMedia bool) {
 		for _, name := range site.Documents {
 			if data, ok := vd.Docs[name]; ok {
@@ -352,7 +352,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 		if withMedia {
 			for _, m := range vd.Media {
-				media = append(media, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
+				mediaFiles = append(mediaFiles, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
 			}
 		}
 	}
@@ -386,7 +386,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 			p.nextChange = *v.ExpiresAt
 		}
 	}
-	p.files = append(media, docs...)
+	p.files = append(mediaFiles, docs...)
 	if ViewStatus(g, def, now) == site.StatusReady {
 		p.ready = true
 		ev, priv := r.event(def)
@@ -405,7 +405,7 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render record: %w", err)
 	}
-	private := append(p.files[len(media)+len(docs):len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(g.GuideID), data: rec})
+	private := append(p.files[len(mediaFiles)+len(docs):len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(g.GuideID), data: rec})
 	if problems := e.tooLarge(b.Folder, private); len(problems) > 0 {
 		return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
 	}

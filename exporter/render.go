@@ -197,13 +197,13 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 		if !ok {
 			return out, fmt.Errorf("no renderer for view document %s", d.File)
 		}
-		data, media, err := render(&out.built)
+		data, copies, err := render(&out.built)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", d.File, err)
 		}
 		if data != nil {
 			out.Docs[d.File] = data
-			out.Media = append(out.Media, media...)
+			out.Media = append(out.Media, copies...)
 		}
 	}
 	if !ready {
@@ -216,7 +216,7 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 
 // viewRenderer renders one view document of the built view b and lists
 // the media files it links to; nil data leaves the document out.
-type viewRenderer func(b *builtView) (data []byte, media []mediaCopy, err error)
+type viewRenderer func(b *builtView) (data []byte, copies []mediaCopy, err error)
 
 // viewRenderers renders each of site.ViewDocuments, by file.
 var viewRenderers = map[string]viewRenderer{
@@ -491,7 +491,7 @@ func (r *renderer) autofill(v *bundle.View) (site.AutofillDoc, []mediaCopy) {
 // doc folder must then hold).
 func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	g := r.g
-	media := []site.Media{}
+	records := []site.Media{}
 	var pages []mediaCopy
 	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
 	// The branded tour frames the embedded page (agent, video, map, a link
@@ -501,7 +501,7 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		return `<iframe src="` + html.EscapeString(src) + `" width="100%" height="640" style="border:0" allowfullscreen></iframe>`
 	}
 	unbranded := joinURL(r.urls.Unbranded, v.ViewID)
-	media = append(media,
+	records = append(records,
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe(joinURL(r.urls.Embed, v.ViewID))},
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: unbranded, MediaHTML: iframe(unbranded)},
 	)
@@ -513,7 +513,7 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 			}
 			if !k.FloorPages {
 				if src := d.File(k.Key); src != "" {
-					media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
+					records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: "pdf",
 						MediaURL: docURL(langDocName(lang, k.Key, src)), ShortDescription: k.Units})
 				}
 				continue
@@ -524,7 +524,7 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 				copies, recs := r.renditions(v.ViewID, name, f.File)
 				pages = append(pages, copies...)
 				r.addRenditions(v.ViewID, docURL(name), recs)
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: r.mediaType(f.File),
+				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: r.mediaType(f.File),
 					MediaURL: docURL(name), ShortDescription: k.Units + " floor page", ImageWidth: f.Width, ImageHeight: f.Height,
 					MediaObjectID: k.Key + "-" + strconv.Itoa(f.ID)})
 			}
@@ -533,29 +533,29 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 	if !v.Hides(bundle.HidePhotos) {
 		for _, p := range g.Media.Photos {
 			pref := p.Preferred
-			media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
+			records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
 				MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			_, recs := r.renditions(v.ViewID, photoName(p), p.File)
 			r.addRenditions(v.ViewID, docURL(photoName(p)), recs)
 			switch {
 			case p.Small != nil:
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.Small.File),
+				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.Small.File),
 					MediaURL: docURL(smallPhotoName(p)), ImageWidth: p.Small.Width, ImageHeight: p.Small.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			case len(recs) > 0:
 				// A photo without a small one: its smallest rendition.
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: "jpeg",
+				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: "jpeg",
 					MediaURL: recs[0].URL, ImageWidth: recs[0].Width, ImageHeight: recs[0].Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			default:
 				// Small enough already: the photo is its own small one.
-				media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
+				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
 					MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			}
 		}
 	}
 	if g.Media.Video != "" && !v.Hides(bundle.HideVideo) {
-		media = append(media, site.Media{ResourceName: "Property", MediaCategory: site.MediaVideo, MediaURL: g.Media.Video})
+		records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaVideo, MediaURL: g.Media.Video})
 	}
-	return media, pages
+	return records, pages
 }
 
 // floorPlanKinds returns the document kinds autofill lists as floor plan
