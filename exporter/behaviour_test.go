@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -676,7 +677,7 @@ func TestExportBundleAndRemoveBundle(t *testing.T) {
 	}
 }
 
-// TestRecordsOnePerGuide checks that each guide's record lists the hash
+// TestRecordsOnePerGuide checks that each guide's record lists the hashes
 // and stamp of every public file it published, as the file is on disk,
 // and that exporting one changed guide rewrites that guide's record only.
 func TestRecordsOnePerGuide(t *testing.T) {
@@ -698,10 +699,10 @@ func TestRecordsOnePerGuide(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", when, err)
 			}
-			sum := sha256.Sum256(data)
+			sum, m := sha256.Sum256(data), md5.Sum(data)
 			fi, _ := ev.out.Stat(p)
-			if f.SHA256 != hex.EncodeToString(sum[:]) || !f.Unchanged(fi) {
-				t.Errorf("%s: record of %s is %+v, file has hash %x and size %d", when, f.Path, f, sum, fi.Size())
+			if f.SHA256 != hex.EncodeToString(sum[:]) || f.MD5 != hex.EncodeToString(m[:]) || !f.Unchanged(fi) {
+				t.Errorf("%s: record of %s is %+v, file has hashes %x, %x and size %d", when, f.Path, f, sum, m, fi.Size())
 			}
 		}
 		if want := len(snapshot(t, ev.out, ev.outDir)); n != want {

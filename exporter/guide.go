@@ -436,15 +436,16 @@ func (e *Exporter) tooLarge(folder string, files []outFile) []bundle.Problem {
 
 // recordExport writes the exporter's record of guide id (entry, with the
 // hash and stamp of each public file; see Records), after every file of
-// the guide was written and before the records in memory change. hadOld
-// says whether the guide had a record, whose hashes are reused for files
-// whose stamp did not change.
+// the guide was written and before the records in memory change. The
+// hashes of the files written are those taken as they were written; hadOld
+// says whether the guide had a record, whose hashes are reused for the
+// other files when their stamp did not change.
 func (w *guideWriter) recordExport(id string, entry site.ManifestGuide, hadOld bool) error {
 	var old *record
 	if hadOld {
 		old, _ = w.e.records.recordOf(id) // unreadable: every hash not known is read again
 	}
-	public, err := describe(w.e.pub, entry.Files, old)
+	public, err := describe(w.e.pub, entry.Files, w.digests, old)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -127,9 +128,11 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 		return sum, nil
 	}
 	var cw countWriter
+	m := md5.New() // for the record (a public image), in the same pass as the SHA-256
 	if err := t.writeFunc(f.path, func(out io.Writer) error {
 		cw = countWriter{w: out}
-		return strip(&cw)
+		m.Reset()
+		return strip(io.MultiWriter(&cw, m))
 	}); err != nil {
 		var be *bundle.Error
 		if errors.Is(err, errChanged) {
@@ -140,9 +143,10 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 		}
 		return sum, err
 	}
-	h.Sum(sum[:0])
-	w.written(t, f.path, cw.n, sum)
-	return sum, nil
+	d := digest{sha256: sumOf(h)}
+	m.Sum(d.md5[:0])
+	w.written(t, f.path, cw.n, d)
+	return d.sha256, nil
 }
 
 // openSource opens the bundle file of f and returns its stamp.

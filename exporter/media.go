@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -112,12 +113,22 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 		return sum, nil
 	}
 	var written int64
+	// A public file's MD5, for the record, in the same pass as the SHA-256.
+	var m hash.Hash
+	hw := io.Writer(h)
+	if w.isPublic(t) {
+		m = md5.New()
+		hw = io.MultiWriter(h, m)
+	}
 	err = t.writeFunc(f.path, func(out io.Writer) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
 		h.Reset()
-		n, err := copyHashing(out, src, h, buf, func() {
+		if m != nil {
+			m.Reset()
+		}
+		n, err := copyHashing(out, src, hw, buf, func() {
 			if copyHook != nil {
 				copyHook(f.src, attempt)
 			}
@@ -134,9 +145,19 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 		}
 		return sum, err
 	}
+	d := digest{sha256: sumOf(h)}
+	if m != nil {
+		m.Sum(d.md5[:0])
+	}
+	w.written(t, f.path, written, d)
+	return d.sha256, nil
+}
+
+// sumOf returns the SHA-256 h has computed.
+func sumOf(h hash.Hash) [sha256.Size]byte {
+	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	w.written(t, f.path, written, sum)
-	return sum, nil
+	return sum
 }
 
 // checkSame returns errChanged unless src still has stamp before and n
@@ -192,7 +213,7 @@ func sameContent(t tree, p string, src io.Reader, size int64, h hash.Hash, buf [
 
 // copyHashing copies src to out through buf, hashing what it copies into
 // h, and calls after once the first chunk is written.
-func copyHashing(out io.Writer, src io.Reader, h hash.Hash, buf []byte, after func()) (int64, error) {
+func copyHashing(out io.Writer, src io.Reader, h io.Writer, buf []byte, after func()) (int64, error) {
 	var n int64
 	first := true
 	for {

@@ -526,10 +526,12 @@ func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
 
 // describe returns the records of the public files paths (sorted) of a
 // guide just written: each file's stamp as it is now, and its hashes from
-// old (the guide's previous record) when the stamp did not change and old
-// has both, else read from the file once for both (see docs/output.md for
-// what that costs). It returns an error when a file cannot be examined.
-func describe(t tree, paths []string, old *record) ([]PublicFile, error) {
+// written (the digests taken as this export wrote the files) for a file
+// written, else from old (the guide's previous record) when the stamp did
+// not change and old has both, else read from the file once for both (see
+// docs/output.md for what that costs). It returns an error when a file
+// cannot be examined.
+func describe(t tree, paths []string, written map[string]digest, old *record) ([]PublicFile, error) {
 	out := make([]PublicFile, len(paths))
 	for i, p := range paths {
 		fi, err := t.fs.Stat(t.abs(p))
@@ -537,7 +539,9 @@ func describe(t tree, paths []string, old *record) ([]PublicFile, error) {
 			return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
 		}
 		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
+		if d, ok := written[p]; ok && d != (digest{}) {
+			f.SHA256, f.MD5 = hex.EncodeToString(d.sha256[:]), hex.EncodeToString(d.md5[:])
+		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
 			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
 		} else {
 			data, err := t.read(p)

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -33,7 +34,8 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 	type result struct {
 		h       [sha256.Size]byte
 		written []string
-		res     GuideResult // the counts and changes of this file's writes
+		digests map[string]digest // of the public files written
+		res     GuideResult       // the counts and changes of this file's writes
 		err     error
 	}
 	results := make([]result, len(files))
@@ -73,6 +75,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 					r.h = sha256.Sum256(f.data)
 					r.written, r.err = fw.put(t, f, f.data, docs[i])
 				}
+				r.digests = fw.digests
 			})
 		}
 		wg.Wait()
@@ -94,6 +97,9 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 			prefix = "private/"
 		}
 		w.sums = append(w.sums, pathSum{prefix + f.path, r.h})
+		for p, d := range r.digests {
+			w.addDigest(p, d)
+		}
 		if f.private {
 			w.private = append(w.private, r.written...)
 		} else {
@@ -201,6 +207,9 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
+	// digests are those of the public files written, by path; the zero
+	// digest when unknown (see addDigest).
+	digests map[string]digest
 	images  *imageCache
 }
 
@@ -262,20 +271,51 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 	if err := t.write(p, data); err != nil {
 		return err
 	}
-	w.written(t, p, int64(len(data)), sha256.Sum256(data))
+	d := digest{sha256: sha256.Sum256(data)}
+	if w.isPublic(t) {
+		d.md5 = md5.Sum(data)
+	}
+	w.written(t, p, int64(len(data)), d)
 	return nil
 }
 
-// written counts a file written to p of t, n bytes with SHA-256 sum: the
-// one place every written file (document, sibling, media copy, stripped
-// image, rendition, private file) is counted, and a public one listed in
-// the result's Changes.
-func (w *guideWriter) written(t tree, p string, n int64, sum [sha256.Size]byte) {
+// isPublic reports whether t is the public tree, whose files the record
+// describes (with their MD5 too).
+func (w *guideWriter) isPublic(t tree) bool { return t.root == w.e.pub.root }
+
+// digest is the SHA-256 and MD5 of a file's content, taken as it is
+// written (the MD5 of a public file only): the per-guide record keeps
+// both (PublicFile), and describe takes them from here rather than
+// reading the file again.
+type digest struct {
+	sha256 [sha256.Size]byte
+	md5    [md5.Size]byte
+}
+
+// written counts a file written to p of t, n bytes with digest d: the one
+// place every written file (document, sibling, media copy, stripped image,
+// rendition, private file) is counted, and a public one listed in the
+// result's Changes and its digest kept for the record.
+func (w *guideWriter) written(t tree, p string, n int64, d digest) {
 	w.res.Written++
 	w.res.Bytes += n
-	if t.root == w.e.pub.root {
-		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(sum[:])})
+	if w.isPublic(t) {
+		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.sha256[:])})
+		w.addDigest(p, d)
 	}
+}
+
+// addDigest keeps d as the digest of the public file p written. A path
+// written twice with different contents keeps none (which write came last
+// is not known when they ran in parallel): describe reads that file.
+func (w *guideWriter) addDigest(p string, d digest) {
+	if w.digests == nil {
+		w.digests = map[string]digest{}
+	}
+	if prev, ok := w.digests[p]; ok && prev != d {
+		d = digest{}
+	}
+	w.digests[p] = d
 }
 
 // prepareDocs returns, by index in files, what put writes of each
