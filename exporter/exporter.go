@@ -81,16 +81,12 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	comp, err := NewCompressor()
-	if err != nil {
-		return nil, fmt.Errorf("exporter: %w", err)
-	}
 	e := &Exporter{
 		cfg:    cfg,
 		urls:   urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
 		pub:    tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
 		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
-		comp:   comp,
+		comp:   NewCompressor(),
 		cpu:    make(chan struct{}, cfg.Jobs),
 		claims: newClaims(),
 	}
@@ -99,10 +95,11 @@ func New(cfg Config) (*Exporter, error) {
 		names = append(names, enc.Name)
 	}
 	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
-	e.records, err = OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
+	records, err := OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err
 	}
+	e.records = records
 	e.interrupted.verify = e.markerExists()
 	return e, nil
 }

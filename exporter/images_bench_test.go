@@ -99,10 +99,7 @@ func BenchmarkRenditions(b *testing.B) {
 
 		// The floor: the guide's distinct documents through the
 		// compressors, Jobs at a time.
-		comp, err := NewCompressor()
-		if err != nil {
-			b.Fatal(err)
-		}
+		comp := NewCompressor()
 		distinct := map[string][]byte{}
 		for name, data := range documents(b, out) {
 			if site.IsDocument(name) {

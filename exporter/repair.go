@@ -12,9 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
@@ -243,38 +240,14 @@ func (t tree) siblingAgrees(p string, enc site.Encoding, data []byte) bool {
 	return err == nil && bytes.Equal(got, data)
 }
 
-// zstdDecoder is shared by every decodeSibling call (DecodeAll is safe
-// for concurrent use).
-var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
-})
-
 // decodeSibling returns z decoded from enc, reading at most limit+1 bytes
 // so that a sibling larger than its document is caught without decoding
 // it all.
 func decodeSibling(enc site.Encoding, z []byte, limit int) ([]byte, error) {
-	var r io.Reader
-	switch enc.Name {
-	case site.Brotli.Name:
-		r = brotli.NewReader(bytes.NewReader(z))
-	case site.Gzip.Name:
-		zr, err := gzip.NewReader(bytes.NewReader(z))
-		if err != nil {
-			return nil, err
-		}
-		r = zr
-	case site.Zstd.Name:
-		d, err := zstdDecoder()
-		if err != nil {
-			return nil, err
-		}
-		out, err := d.DecodeAll(z, make([]byte, 0, limit+1))
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("unknown encoding %q", enc.Name)
+	r, release, err := enc.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	return io.ReadAll(io.LimitReader(r, int64(limit)+1))
 }

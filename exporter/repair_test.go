@@ -69,10 +69,7 @@ func TestStaleTempsRemoved(t *testing.T) {
 // export (a new process: export, or watch at its start) or the next
 // export of the bundle repairs it.
 func TestEncodingsRepaired(t *testing.T) {
-	comp, err := NewCompressor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	comp := NewCompressor()
 	for _, kind := range fsKinds {
 		for _, enc := range site.Encodings {
 			for _, how := range []string{"ExportAll", "ExportBundle"} {

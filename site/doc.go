@@ -5,4 +5,14 @@
 //
 // Package site imports no other guidepub package: the exporter writes what it
 // describes, the sidecar and the static server read it.
+//
+// It is also the one home of the encodings (Encoding: Brotli, Zstd, Gzip
+// and Identity). Each value knows its Content-Encoding token, its sibling
+// file's suffix and its codec: Encode with the exporter's settings,
+// NewReader with pooled decoders, ParseList and ParseEncoding for the
+// commands' flags. The exporter writes siblings with it, its repair and
+// the static server check them with it, and publish uploads them or
+// compresses what the export left out with it; one definition means one
+// set of compression settings and pools, and no part can read a sibling
+// with other rules than the part that wrote it.
 package site

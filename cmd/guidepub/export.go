@@ -132,33 +132,11 @@ func (e *env) runExport(c *cli.Context) error {
 	return nil
 }
 
-// parseEncodings parses the --encodings value.
-func parseEncodings(s string) ([]site.Encoding, error) {
-	s = strings.TrimSpace(s)
-	if s == "none" {
-		return []site.Encoding{}, nil
-	}
-	out := []site.Encoding{}
-	seen := map[string]bool{}
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		enc, ok := site.EncodingByName(name)
-		if !ok {
-			return nil, fmt.Errorf("unknown encoding %q: use br, zstd, gzip or none", name)
-		}
-		if !seen[name] {
-			out = append(out, enc)
-		}
-		seen[name] = true
-	}
-	return out, nil
-}
-
 // exporterConfig builds the exporter configuration from the flags of c,
 // on the operating system's file system, starting from
 // exporter.DefaultConfig. It returns a *usageError for bad flag values.
 func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
-	encs, err := parseEncodings(c.String("encodings"))
+	encs, err := site.ParseList(c.String("encodings"))
 	if err != nil {
 		return exporter.Config{}, usagef("--encodings: %v", err)
 	}

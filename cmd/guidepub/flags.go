@@ -90,7 +90,7 @@ func baseURLFlag(def exporter.Config) []cli.Flag {
 func exportFlags() []cli.Flag {
 	def := exporter.DefaultConfig()
 	return flags(srcFlag(), treeFlags(), []cli.Flag{
-		stringFlag("encodings", encodingNames(def.Encodings),
+		stringFlag("encodings", site.FormatList(def.Encodings),
 			"compressed siblings written beside each document: a comma-separated subset of br,zstd,gzip, or \"none\""),
 		&cli.IntFlag{Name: "jobs", Value: def.Jobs, EnvVars: envVars("jobs"),
 			Usage: "documents compressed at once (twice as many guides are read and written meanwhile)"},
@@ -302,12 +302,4 @@ func devFlags() []cli.Flag {
 	return []cli.Flag{
 		stringFlag("work-dir", ".guidepub", "work folder: out/ (public tree), private/, guidepub.db, and src/ and examples/ for the samples"),
 	}
-}
-
-func encodingNames(encs []site.Encoding) string {
-	names := make([]string, len(encs))
-	for i, e := range encs {
-		names[i] = e.Name
-	}
-	return strings.Join(names, ",")
 }

@@ -110,9 +110,9 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("live publish: %w", err)
 	}
-	if cfg.Encoding.Name == "" {
-		cfg.Encoding = Identity
-	}
+	// Validate accepted the name: this is the value with its codec, ""
+	// giving Identity.
+	cfg.Encoding, _ = ParseEncoding(cfg.Encoding.Name)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

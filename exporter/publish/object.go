@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -113,12 +112,12 @@ type local struct {
 type describer struct {
 	cfg   Config
 	keys  keyer
-	comp  func() (*exporter.Compressor, error) // made on first need
-	known KnownDigest                          // nil: every file is read
+	comp  *exporter.Compressor
+	known KnownDigest // nil: every file is read
 }
 
 func newDescriber(cfg Config) *describer {
-	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: sync.OnceValues(exporter.NewCompressor), known: cfg.KnownDigest}
+	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: exporter.NewCompressor(), known: cfg.KnownDigest}
 }
 
 // describe returns the object of the public file rel whose state is info
@@ -155,11 +154,7 @@ func (d *describer) describe(rel string, info fs.FileInfo) (*local, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", rel, err)
 			}
-			comp, err := d.comp()
-			if err != nil {
-				return nil, err
-			}
-			if o.data, err = comp.Compress(cfg.Encoding, data); err != nil {
+			if o.data, err = d.comp.Compress(cfg.Encoding, data); err != nil {
 				return nil, fmt.Errorf("compress %s: %w", rel, err)
 			}
 			m, s := md5.Sum(o.data), sha256.Sum256(o.data)

@@ -44,20 +44,20 @@ const MaxPlanned = 10000
 const MetadataHash = "guidepub-sha256"
 
 // Identity is the Encoding value that uploads documents uncompressed.
-var Identity = site.Encoding{Name: "identity"}
+var Identity = site.Identity
 
-// ParseEncoding parses the --encoding value: identity, gzip or br. It
-// returns an error for anything else.
+// Encodings are the values --encoding takes: Identity, site.Gzip and
+// site.Brotli (docs/hosting.md weighs them).
+var Encodings = []site.Encoding{Identity, site.Gzip, site.Brotli}
+
+// ParseEncoding parses the --encoding value: one of Encodings by its
+// Content-Encoding token, or "" for Identity. It returns an error for
+// anything else.
 func ParseEncoding(s string) (site.Encoding, error) {
-	switch s {
-	case "", Identity.Name:
+	if s == "" {
 		return Identity, nil
-	case site.Gzip.Name:
-		return site.Gzip, nil
-	case site.Brotli.Name:
-		return site.Brotli, nil
 	}
-	return site.Encoding{}, fmt.Errorf("unknown encoding %q: use identity, gzip or br", s)
+	return site.ParseEncoding(s, Encodings...)
 }
 
 // OpenBucket opens the bucket URL (s3://, gs://, azblob://, file://,
@@ -118,9 +118,9 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	if cfg.Encoding.Name == "" {
-		cfg.Encoding = Identity
-	}
+	// Validate accepted the name: this is the value with its codec, ""
+	// giving Identity.
+	cfg.Encoding, _ = ParseEncoding(cfg.Encoding.Name)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -63,10 +63,7 @@ func newTree() tree {
 // plus a temp file and a dot-file.
 func (tr tree) write(t *testing.T, dir string) {
 	t.Helper()
-	comp, err := exporter.NewCompressor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	comp := exporter.NewCompressor()
 	put := func(rel string, data []byte) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -7,11 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sync"
-
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -187,10 +182,10 @@ func readFile(f file, st fileStamp) ([]byte, error) {
 // decodesTo returns nil when data, compressed with enc, decodes to size
 // bytes whose SHA-256 is sum. It decodes at most size+1 bytes, so a
 // sibling that would expand without end costs no more than its document.
-// Decoders are pooled: a brotli or zstd decoder allocates its window, and
-// a cold cache makes one check per document served.
+// enc's decoders are pooled, since a cold cache makes one check per
+// document served.
 func decodesTo(enc site.Encoding, data []byte, size int64, sum *[sha256.Size]byte) error {
-	r, put, err := decoder(enc, data)
+	r, put, err := enc.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", enc.Name, err)
 	}
@@ -204,50 +199,4 @@ func decodesTo(enc site.Encoding, data []byte, size int64, sum *[sha256.Size]byt
 		return fmt.Errorf("decodes to %d bytes that differ from the %d of the document", n, size)
 	}
 	return nil
-}
-
-var (
-	brotliReaders sync.Pool // *brotli.Reader
-	gzipReaders   sync.Pool // *gzip.Reader
-	zstdDecoders  sync.Pool // *zstd.Decoder
-)
-
-// decoder returns a reader of data decoded with enc from a pool, and the
-// function that returns it there.
-func decoder(enc site.Encoding, data []byte) (io.Reader, func(), error) {
-	src := bytes.NewReader(data)
-	switch enc.Name {
-	case "br":
-		br, _ := brotliReaders.Get().(*brotli.Reader)
-		if br == nil {
-			br = brotli.NewReader(src)
-		} else if err := br.Reset(src); err != nil {
-			return nil, nil, err
-		}
-		return br, func() { brotliReaders.Put(br) }, nil
-	case "zstd":
-		d, _ := zstdDecoders.Get().(*zstd.Decoder)
-		if d == nil {
-			var err error
-			if d, err = zstd.NewReader(src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true)); err != nil {
-				return nil, nil, err
-			}
-		} else if err := d.Reset(src); err != nil {
-			return nil, nil, err
-		}
-		return d, func() { d.Reset(nil); zstdDecoders.Put(d) }, nil
-	case "gzip":
-		g, _ := gzipReaders.Get().(*gzip.Reader)
-		var err error
-		if g == nil {
-			g, err = gzip.NewReader(src)
-		} else {
-			err = g.Reset(src)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		return g, func() { gzipReaders.Put(g) }, nil
-	}
-	return nil, nil, fmt.Errorf("unknown encoding %q", enc.Name)
 }

@@ -1,0 +1,191 @@
+package site
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Encode appends src compressed with e to dst and returns the result.
+// Compression uses the smallest output each format offers, since a
+// document is compressed once and served many times: brotli quality 11
+// with the smallest window that holds src, gzip level 9, zstd's best
+// level. Encoders are pooled; Encode is safe for concurrent use. Identity
+// appends src unchanged. It returns an error for a value without a codec.
+func (e Encoding) Encode(dst, src []byte) ([]byte, error) {
+	if e.c == nil {
+		return nil, fmt.Errorf("unknown encoding %q", e.Name)
+	}
+	return e.c.encode(dst, src)
+}
+
+// NewReader returns a reader of r decoded with e, and the function that
+// gives its decoder back to the pool once the reader is no longer used
+// (call it exactly once, after the last Read). Decoders are pooled: a
+// brotli or zstd decoder allocates its window, and the server checks a
+// sibling per document it loads. Identity returns r itself. It returns an
+// error (and no function) for a value without a codec or a stream whose
+// header does not decode.
+func (e Encoding) NewReader(r io.Reader) (io.Reader, func(), error) {
+	if e.c == nil {
+		return nil, nil, fmt.Errorf("unknown encoding %q", e.Name)
+	}
+	return e.c.newReader(r)
+}
+
+// codec compresses and decompresses one encoding.
+type codec interface {
+	encode(dst, src []byte) ([]byte, error)
+	newReader(r io.Reader) (io.Reader, func(), error)
+}
+
+var (
+	brotliCodec = &brotliPools{}
+	gzipCodec   = &gzipPools{}
+	zstdCodec   = &zstdPools{encoder: sync.OnceValues(newZstdEncoder)}
+)
+
+// identityCodec is Identity's codec: bytes pass unchanged.
+type identityCodec struct{}
+
+func (identityCodec) encode(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
+
+func (identityCodec) newReader(r io.Reader) (io.Reader, func(), error) { return r, func() {}, nil }
+
+// Brotli quality: the highest.
+const brotliQuality = 11
+
+// Brotli window bits: a window just large enough for the document gives
+// the same compression as the largest one, and a quality-11 encoder's
+// memory grows with its window (8 bytes per window byte), so each document
+// gets the smallest window that holds it.
+const (
+	minBrotliWindow = 16
+	maxBrotliWindow = 22
+)
+
+// brotliWindow returns the window bits for a document of n bytes.
+func brotliWindow(n int) int {
+	lg := minBrotliWindow
+	for lg < maxBrotliWindow && (1<<lg)-16 < n {
+		lg++
+	}
+	return lg
+}
+
+type brotliPools struct {
+	writers [maxBrotliWindow + 1]sync.Pool // *brotli.Writer by window bits
+	readers sync.Pool                      // *brotli.Reader
+}
+
+func (p *brotliPools) encode(dst, src []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	lg := brotliWindow(len(src))
+	w, _ := p.writers[lg].Get().(*brotli.Writer)
+	if w == nil {
+		w = brotli.NewWriterOptions(buf, brotli.WriterOptions{Quality: brotliQuality, LGWin: lg})
+	} else {
+		w.Reset(buf)
+	}
+	defer p.writers[lg].Put(w)
+	if _, err := w.Write(src); err != nil {
+		return nil, fmt.Errorf("brotli: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("brotli: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (p *brotliPools) newReader(r io.Reader) (io.Reader, func(), error) {
+	br, _ := p.readers.Get().(*brotli.Reader)
+	if br == nil {
+		br = brotli.NewReader(r)
+	} else if err := br.Reset(r); err != nil {
+		return nil, nil, err
+	}
+	return br, func() { p.readers.Put(br) }, nil
+}
+
+// gzipLevel: the highest.
+const gzipLevel = gzip.BestCompression
+
+type gzipPools struct {
+	writers sync.Pool // *gzip.Writer
+	readers sync.Pool // *gzip.Reader
+}
+
+func (p *gzipPools) encode(dst, src []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	w, _ := p.writers.Get().(*gzip.Writer)
+	if w == nil {
+		var err error
+		if w, err = gzip.NewWriterLevel(buf, gzipLevel); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+	} else {
+		w.Reset(buf)
+	}
+	defer p.writers.Put(w)
+	if _, err := w.Write(src); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (p *gzipPools) newReader(r io.Reader) (io.Reader, func(), error) {
+	g, _ := p.readers.Get().(*gzip.Reader)
+	var err error
+	if g == nil {
+		g, err = gzip.NewReader(r)
+	} else {
+		err = g.Reset(r)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, func() { p.readers.Put(g) }, nil
+}
+
+type zstdPools struct {
+	// encoder is shared by every Encode (EncodeAll is safe for concurrent
+	// use, with up to GOMAXPROCS encodes at once); made on first need.
+	encoder func() (*zstd.Encoder, error)
+	readers sync.Pool // *zstd.Decoder, one stream at a time, low memory
+}
+
+func (p *zstdPools) encode(dst, src []byte) ([]byte, error) {
+	enc, err := p.encoder()
+	if err != nil {
+		return nil, fmt.Errorf("zstd encoder: %w", err)
+	}
+	return enc.EncodeAll(src, dst), nil
+}
+
+func (p *zstdPools) newReader(r io.Reader) (io.Reader, func(), error) {
+	d, _ := p.readers.Get().(*zstd.Decoder)
+	if d == nil {
+		var err error
+		if d, err = zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true)); err != nil {
+			return nil, nil, err
+		}
+	} else if err := d.Reset(r); err != nil {
+		return nil, nil, err
+	}
+	return d, func() { d.Reset(nil); p.readers.Put(d) }, nil
+}
+
+// newZstdEncoder makes the encoder of Zstd: the best level, as many
+// encodes at once as there are Ps.
+func newZstdEncoder() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+}
