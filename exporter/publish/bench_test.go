@@ -1,13 +1,16 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +140,44 @@ func benchReconcile(b *testing.B, n int) {
 	b.ReportMetric(rss, "peak-RSS-MB")
 	b.Logf("guides %d, %d objects: reconcile %.0f ms (peak RSS %.0f MB), bare listing %.0f ms: %.2f times the listing",
 		n, files, ms(reconcile), rss, ms(listing), ms(reconcile)/ms(listing))
+	if hugo, rss := hugoDeploy(b, dir, "s3://reconcile?endpoint="+st.Endpoint+"&use_path_style=true&disable_https=true&region=us-east-1"); hugo > 0 {
+		b.ReportMetric(float64(hugo.Milliseconds()), "hugo-deploy-ms")
+		b.ReportMetric(rss, "hugo-peak-RSS-MB")
+		b.Logf("hugo deploy --dryRun on the same tree and bucket: %v (peak RSS %.0f MB)", hugo.Round(time.Millisecond), rss)
+	}
+}
+
+// hugoDeploy times Hugo's own full reconcile, "hugo deploy --dryRun" (it
+// also lists the bucket and compares each local file's MD5 with it), over
+// dir against the bucket at url, and returns its peak RSS in MB. It returns
+// 0 when no hugo built with deploy support (-tags withdeploy) is on PATH.
+func hugoDeploy(b *testing.B, dir, url string) (time.Duration, float64) {
+	hugo, err := exec.LookPath("hugo")
+	if err != nil {
+		b.Log("no hugo on PATH: the Hugo anchor is not measured")
+		return 0, 0
+	}
+	src := b.TempDir()
+	cfg := fmt.Sprintf("publishDir = %q\n[deployment]\n[[deployment.targets]]\nname = \"bench\"\nURL = %q\n", dir, url)
+	if err := os.WriteFile(filepath.Join(src, "hugo.toml"), []byte(cfg), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(hugo, "deploy", "--source", src, "--target", "bench", "--dryRun")
+	t := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(t)
+	if bytes.Contains(out, []byte("withdeploy")) {
+		b.Logf("hugo on PATH has no deploy support (build it with -tags withdeploy): %s", bytes.TrimSpace(out))
+		return 0, 0
+	}
+	if err != nil || !bytes.Contains(out, []byte("No changes required")) {
+		b.Fatalf("hugo deploy --dryRun: %v\n%s", err, out)
+	}
+	rss := 0.0
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = float64(ru.Maxrss) / 1024
+	}
+	return d, rss
 }
 
 // listAll lists every object of b, as the bare floor of a reconcile.
