@@ -1,9 +1,11 @@
 // Command benchreport turns the output of `go test -bench` into the
 // generated part of docs/benchmarks.md: one table per package with every
-// metric each benchmark reported, under a header naming the machine, the Go
-// version and the date. `make bench` runs it; the hand-written part of the
-// document (what each benchmark measures and its goal) is kept, and only the
-// text between the two markers is replaced.
+// metric each benchmark reported, each row naming the run it comes from
+// (the machine, the Go version, the date and the load, listed above the
+// tables). A run replaces the rows of the benchmarks it measured and keeps
+// the others, so `make bench` over some packages updates those alone. The
+// hand-written part of the document (what each benchmark measures and its
+// goal) is kept: only the text between the two markers is rewritten.
 //
 // Usage:
 //
