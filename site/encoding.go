@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -85,7 +86,7 @@ func ParseList(s string) ([]Encoding, error) {
 			}
 			return nil, fmt.Errorf("unknown encoding %q: use %s", strings.TrimSpace(name), orList(append(names, NoEncodings)))
 		}
-		if !containsEncoding(out, e) {
+		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
@@ -103,15 +104,6 @@ func FormatList(encs []Encoding) string {
 		names[i] = e.Name
 	}
 	return strings.Join(names, ",")
-}
-
-func containsEncoding(encs []Encoding, e Encoding) bool {
-	for _, x := range encs {
-		if x == e {
-			return true
-		}
-	}
-	return false
 }
 
 // orList joins names as "a, b or c".
