@@ -171,11 +171,16 @@ func (p *zstdPools) encode(dst, src []byte) ([]byte, error) {
 	return enc.EncodeAll(src, dst), nil
 }
 
+// maxZstdWindow is the largest window a zstd frame may ask of a decoder.
+const maxZstdWindow = 64 << 20
+
 func (p *zstdPools) newReader(r io.Reader) (io.Reader, func(), error) {
 	d, _ := p.readers.Get().(*zstd.Decoder)
 	if d == nil {
 		var err error
-		if d, err = zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true)); err != nil {
+		// A frame asking for a window larger than any our encoder writes
+		// (8 MiB at its best level) is refused, not allocated.
+		if d, err = zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow)); err != nil {
 			return nil, nil, err
 		}
 	} else if err := d.Reset(r); err != nil {

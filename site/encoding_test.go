@@ -164,3 +164,27 @@ func TestParseEncoding(t *testing.T) {
 		t.Errorf("EncodingByName(identity) = %v: identity is no sibling", e)
 	}
 }
+
+// A zstd frame that asks for a window larger than maxZstdWindow is
+// refused rather than given the memory; one within it decodes.
+func TestZstdWindowLimit(t *testing.T) {
+	// frame is a zstd frame with no content size, a window of 1<<log
+	// bytes and one raw block holding "hello" (RFC 8878, 3.1.1).
+	frame := func(log int) []byte {
+		return []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(log-10) << 3, 5<<3 | 1, 0, 0, 'h', 'e', 'l', 'l', 'o'}
+	}
+	for _, tt := range []struct {
+		log int
+		ok  bool
+	}{{23, true}, {27, false}} {
+		r, release, err := Zstd.NewReader(bytes.NewReader(frame(tt.log)))
+		var got []byte
+		if err == nil {
+			got, err = io.ReadAll(r)
+			release()
+		}
+		if (err == nil) != tt.ok || (tt.ok && string(got) != "hello") {
+			t.Errorf("window 1<<%d: got %q, err = %v, want ok %v", tt.log, got, err, tt.ok)
+		}
+	}
+}
