@@ -171,12 +171,43 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ar, err := s.provider.NewAccessRequest(ctx, r, &fosite.DefaultSession{})
+	var (
+		ar   fosite.AccessRequester
+		resp fosite.AccessResponder
+		err  error
+	)
+	// A redemption's transaction that PostgreSQL rolled back to break a
+	// deadlock left nothing behind: it runs again, and then sees what the
+	// request that won did (fosite revokes a reused grant's tokens in two
+	// orders, access then refresh for a code, refresh then access for a
+	// refresh token, so requests racing over one grant can deadlock).
+	for attempt := 1; ; attempt++ {
+		ar, resp, err = s.redeem(ctx, r)
+		if !store.IsRetryable(err) || attempt == maxRedeemAttempts {
+			break
+		}
+	}
 	if err != nil {
 		s.logRFCError("token request refused", err)
 		challenge(w, r, err)
 		s.provider.WriteAccessError(ctx, w, ar, err)
 		return
+	}
+	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+	s.sweep(ctx)
+}
+
+// maxRedeemAttempts bounds the runs of one token request whose
+// transaction was rolled back for a deadlock.
+const maxRedeemAttempts = 3
+
+// redeem reads and answers one token request: fosite's access request
+// (which may revoke a reused grant), then its response (which spends the
+// code or refresh token and issues new tokens).
+func (s *Server) redeem(ctx context.Context, r *http.Request) (fosite.AccessRequester, fosite.AccessResponder, error) {
+	ar, err := s.provider.NewAccessRequest(ctx, r, &fosite.DefaultSession{})
+	if err != nil {
+		return ar, nil, err
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
 	if errors.Is(err, errRedeemed) || errors.Is(err, fosite.ErrInvalidatedAuthorizeCode) {
@@ -185,18 +216,16 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		// it, and would call that a server error): this one is a reuse,
 		// and the grant is revoked (RFC 6749 §4.1.2, RFC 9700 §4.14.2),
 		// the winner's new tokens included.
-		if rerr := s.store.RevokeGrant(ctx, ar.GetID()); rerr != nil {
+		rerr := s.store.RevokeGrant(ctx, ar.GetID())
+		for attempt := 1; store.IsRetryable(rerr) && attempt < maxRedeemAttempts; attempt++ {
+			rerr = s.store.RevokeGrant(ctx, ar.GetID())
+		}
+		if rerr != nil {
 			s.logger.Error("oauth: revoking a reused grant failed", "err", rerr)
 		}
 		err = fosite.ErrInvalidGrant.WithHint("The authorization code or refresh token has already been used.").WithWrap(err)
 	}
-	if err != nil {
-		s.logRFCError("token response refused", err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
-		return
-	}
-	s.provider.WriteAccessResponse(ctx, w, ar, resp)
-	s.sweep(ctx)
+	return ar, resp, err
 }
 
 // sweep removes tokens that expired a day ago or more, at most once per

@@ -531,3 +531,11 @@ func IsUniqueViolation(err error) bool {
 	}
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
+
+// IsRetryable reports whether err is a transaction that PostgreSQL rolled
+// back to break a deadlock (40P01) or a serialization failure (40001):
+// nothing it did was kept, and running it again is the documented remedy.
+func IsRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}

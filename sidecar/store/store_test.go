@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 )
@@ -445,5 +447,24 @@ func TestSpendGrantTokenOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// IsRetryable is true for PostgreSQL's deadlock and serialization
+// failures, however wrapped, and for nothing else.
+func TestIsRetryable(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("revoke: %w", &pgconn.PgError{Code: "40P01"}), true},
+		{&pgconn.PgError{Code: "40001"}, true},
+		{&pgconn.PgError{Code: "23505"}, false},
+		{errors.New("deadlock detected"), false},
+		{nil, false},
+	} {
+		if got := store.IsRetryable(tt.err); got != tt.want {
+			t.Errorf("IsRetryable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }
