@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // Corpus shape of the benchmark: realistic guides of 3 floors, about 40
@@ -166,24 +166,6 @@ func documents(tb testing.TB, dir string) map[string][]byte {
 	return docs
 }
 
-// peakRSSMB returns the process's peak resident set size (VmHWM) in MB, or
-// 0 where /proc is not available.
-func peakRSSMB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // BenchmarkExport measures, in one run over a generated corpus (1,000
 // guides; 40 with -short): a full export to an empty real folder, the
 // same documents through the compressors alone (the floor), an
@@ -219,7 +201,7 @@ func BenchmarkExport(b *testing.B) {
 			b.Fatalf("full export: %v, %d rejected", err, rep.Rejected)
 		}
 		b.StopTimer()
-		rss := peakRSSMB() // before the checks below read the output
+		rss, _ := procstat.PeakRSS() // before the checks below read the output
 
 		// The floor: every distinct document of each guide (as the
 		// exporter compresses them: the alias repeats the default view,

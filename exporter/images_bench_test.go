@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // renditionGuide writes under dir/bundle-00000 a corpus guide (genGuide)
@@ -62,15 +62,9 @@ func BenchmarkRenditions(b *testing.B) {
 	src := filepath.Join(root, "src")
 	renditionGuide(b, src)
 	osfs := afero.NewOsFs()
-	// cpu returns the CPU time the process used so far: on a shared
-	// machine wall time includes waiting for a core.
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-			return 0
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	// CPU time, not wall time: on a shared machine wall time includes
+	// waiting for a core.
+	cpu := procstat.CPUTime
 	export := func(name string) (*Exporter, string, time.Duration) {
 		out := filepath.Join(root, name+"-out")
 		e, err := New(testConfig(osfs, src, out, filepath.Join(root, name+"-private")))
@@ -155,6 +149,7 @@ func BenchmarkRenditions(b *testing.B) {
 		b.ReportMetric(norend.Seconds()/floor.Seconds(), "norend/floor")
 		b.ReportMetric(float64(made), "decoded")
 		b.ReportMetric(float64(edit.Milliseconds()), "edit-ms")
-		b.ReportMetric(peakRSSMB(), "peakRSS-MB")
+		peak, _ := procstat.PeakRSS()
+		b.ReportMetric(peak, "peakRSS-MB")
 	}
 }

@@ -7,17 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/guidepub/guidepub/sidecar/apitoken"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // BenchmarkPortalEventObject measures authenticated GETs of the ready event
@@ -167,10 +165,13 @@ func BenchmarkSignInFlood(b *testing.B) {
 	e := newOAuthEnv(b, storetestSQLite(b))
 	alice := e.newCred("alice", apitoken.ScopeEvents)
 	a := e.newSignInAttempt(b)
-	var peakKiB, busy int
+	var peakMiB float64
+	var busy int
 	var slowest time.Duration
 	for b.Loop() {
-		resetPeakRSS(b)
+		if err := procstat.ResetPeakRSS(); err != nil {
+			b.Skipf("cannot reset the peak RSS: %v", err)
+		}
 		stop := make(chan struct{})
 		portalDone := make(chan time.Duration)
 		go func() {
@@ -204,37 +205,13 @@ func BenchmarkSignInFlood(b *testing.B) {
 			b.Fatalf("answers by status %v", counts)
 		}
 		busy += counts[503]
-		peakKiB = max(peakKiB, peakRSSKiB(b))
+		peak, err := procstat.PeakRSS()
+		if err != nil {
+			b.Fatal(err)
+		}
+		peakMiB = max(peakMiB, peak)
 	}
-	b.ReportMetric(float64(peakKiB)/1024, "peak-RSS-MiB")
+	b.ReportMetric(peakMiB, "peak-RSS-MiB")
 	b.ReportMetric(float64(busy)/float64(b.N), "busy/op")
 	b.ReportMetric(float64(slowest.Milliseconds()), "max-portal-ms")
-}
-
-// resetPeakRSS resets the process's peak resident set size (Linux 4.0+),
-// or skips the benchmark where that cannot be done.
-func resetPeakRSS(b *testing.B) {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		b.Skipf("cannot reset the peak RSS: %v", err)
-	}
-}
-
-// peakRSSKiB returns VmHWM, the peak resident set size since the last
-// reset, in KiB.
-func peakRSSKiB(b *testing.B) int {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

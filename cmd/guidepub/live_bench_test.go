@@ -28,6 +28,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // benchSizes returns the corpus sizes of the publishing benchmarks:
@@ -106,22 +107,6 @@ func guideFiles(out string, n int) map[string][32]byte {
 	return files
 }
 
-// peakRSSMB returns the process's peak resident set size (VmHWM) in MB, or
-// 0 where /proc is not available.
-func peakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // BenchmarkLivePublish measures watch --publish against versitygw over a
 // corpus of generated guides already exported (and in the bucket as far
 // as the benchmark is concerned: live publishing never lists it): 30 new
@@ -178,7 +163,7 @@ func benchLivePublish(b *testing.B, n int) {
 		if rep.Written != 0 {
 			b.Fatalf("the catch-up export wrote %d files", rep.Written)
 		}
-		startRSS = peakRSSMB()
+		startRSS, _ = procstat.PeakRSS()
 	case err := <-stopped:
 		b.Fatal(err)
 	}
@@ -244,9 +229,10 @@ func benchLivePublish(b *testing.B, n int) {
 	b.ReportMetric(float64(before)/float64(wantPuts), "uploads/files")
 	b.ReportMetric(float64(changedPuts), "uploads-one-change")
 	b.ReportMetric(float64(changedFiles), "files-one-change")
-	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	peak, _ := procstat.PeakRSS()
+	b.ReportMetric(peak, "peak-RSS-MB")
 	b.Logf("guides %d: %d uploads of new guides: rename→status readable p50 %v p99 %v max %v; %d objects uploaded for %d files written; %d LIST calls; one changed guide: %d objects uploaded for %d files changed; RSS at start %.0f MB, peak %.0f MB",
-		n, len(lat), percentile(lat, 50), percentile(lat, 99), lat[len(lat)-1], before, wantPuts, counts.lists.Load(), changedPuts, changedFiles, startRSS, peakRSSMB())
+		n, len(lat), percentile(lat, 50), percentile(lat, 99), lat[len(lat)-1], before, wantPuts, counts.lists.Load(), changedPuts, changedFiles, startRSS, peak)
 	cancel()
 	<-stopped
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // reconcileSizes returns the corpus sizes of BenchmarkReconcile:
@@ -70,25 +71,6 @@ func writeTree(b *testing.B, dir string, n int) int {
 	return files
 }
 
-// resetPeakRSS resets the process's peak RSS (VmHWM) on Linux, so that a
-// later read tells the peak of what ran in between.
-func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// peakRSSMB returns the process's peak RSS (VmHWM) in MB, 0 where unknown.
-func peakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // BenchmarkReconcile measures "guidepub publish" against versitygw with
 // nothing changed, over a generated tree already in the bucket: wall time
 // and peak RSS, beside the bare listing (the same ListObjectsV2 pages and
@@ -124,14 +106,15 @@ func benchReconcile(b *testing.B, n int) {
 			b.Fatalf("listed %d objects, want %d", got, files)
 		}
 		listing += time.Since(t)
-		resetPeakRSS()
+		procstat.ResetPeakRSS()
 		t = time.Now()
 		rep, err := Publish(ctx, cfg)
 		reconcile += time.Since(t)
 		if err != nil || rep.Uploaded != 0 || rep.Unchanged != files {
 			b.Fatalf("reconcile: %+v, %v", rep, err)
 		}
-		rss = max(rss, peakRSSMB())
+		peak, _ := procstat.PeakRSS()
+		rss = max(rss, peak)
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }

@@ -1,7 +1,6 @@
 package watch_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // scaleSizes are the corpus sizes of BenchmarkWatchAtScale;
@@ -138,32 +137,6 @@ func writeScaleBundle(b *testing.B, dir string, files map[string][]byte) {
 	}
 }
 
-// rssMB returns the process's resident set size (VmRSS) in MB.
-func rssMB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-// cpuTime returns the CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // waitFile waits until p exists with content other than not.
 func waitFile(b *testing.B, p string, not []byte) {
 	b.Helper()
@@ -201,7 +174,7 @@ func benchWatchAtScale(b *testing.B, n int) {
 	b.Logf("setup: %d guides generated and exported in %v", n, time.Since(setup).Round(time.Millisecond))
 	first = nil
 	debug.FreeOSMemory()
-	rss0 := rssMB()
+	rss0, _ := procstat.RSS(0)
 	// The upload of the start measure, staged beforehand.
 	staged := filepath.Join(src, "new.partial")
 	writeScaleBundle(b, staged, scaleBundle(b, n, 0))
@@ -247,7 +220,7 @@ func benchWatchAtScale(b *testing.B, n int) {
 
 	// Uploads: edits of existing guides, one at a time.
 	var lat []time.Duration
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	b.ResetTimer()
 	for i := range b.N * scaleUploads {
 		g := (i * 7919) % n
@@ -264,8 +237,8 @@ func benchWatchAtScale(b *testing.B, n int) {
 		lat = append(lat, time.Since(t))
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
-	rss := rssMB()
+	cpu := procstat.CPUTime() - cpu0
+	rss, _ := procstat.RSS(0)
 	cancel()
 	if err := <-ran; err != nil {
 		b.Error(err)

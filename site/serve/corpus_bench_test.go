@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // BenchmarkCorpus compares guidepub serve (the real command, default
@@ -285,22 +285,15 @@ func wrk(b *testing.B, url, script string, d time.Duration) (rps, p99 float64) {
 
 // rssMB returns the summed resident memory of pids, in MB.
 func rssMB(b *testing.B, pids []int) float64 {
-	var kb int64
+	var mb float64
 	for _, pid := range pids {
-		f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+		rss, err := procstat.RSS(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-				n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-				kb += n
-			}
-		}
-		f.Close()
+		mb += rss
 	}
-	return float64(kb) / 1024
+	return mb
 }
 
 // childPids returns the processes whose parent is pid (nginx's workers).

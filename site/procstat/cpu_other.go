@@ -1,0 +1,8 @@
+//go:build !unix
+
+package procstat
+
+import "time"
+
+// CPUTime returns 0: this system's process times are not read.
+func CPUTime() time.Duration { return 0 }

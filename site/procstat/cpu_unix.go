@@ -1,0 +1,18 @@
+//go:build unix
+
+package procstat
+
+import (
+	"syscall"
+	"time"
+)
+
+// CPUTime returns the CPU time (user and system) this process used so
+// far, or 0 where it cannot be read.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
