@@ -225,6 +225,8 @@ func publishFlags() []cli.Flag {
 			Usage: "refuse (and delete nothing) when more stale objects than this would go; 0 allows no deletion"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "list what would change, change nothing", EnvVars: envVars("dry-run")},
 		&cli.BoolFlag{Name: "force", Usage: "upload every object even when its bytes are unchanged (after a change of headers)", EnvVars: envVars("force")},
+		&cli.BoolFlag{Name: "delete-foreign", EnvVars: envVars("delete-foreign"),
+			Usage: "also delete stale objects guidepub did not write (no guidepub-sha256 metadata: files put there by hand or by another tool); by default they stay"},
 		stringFlag("private", "", "the export's private tree: files whose size and modification time are still those the export recorded "+
 			"are compared by their recorded hashes, without reading them"),
 		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: envVars("shards"),

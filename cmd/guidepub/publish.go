@@ -28,6 +28,9 @@ keys hold the compressed bytes with Content-Encoding set; media are always
 uploaded as they are. Unchanged objects are skipped (content hash); media go
 up first, then summaries and autofill documents, then statuses, and stale
 objects are deleted last (at most --max-deletes, else nothing is deleted).
+Only stale objects guidepub wrote (they carry its guidepub-sha256 metadata)
+are deleted: files put in the bucket by hand or by another tool stay, and
+are counted in the summary; --delete-foreign deletes them too.
 With --private (the export's private tree), a file whose size and
 modification time are those the export recorded is compared by its
 recorded hashes without being read; --rehash reads every file anyway.
@@ -94,7 +97,7 @@ func (e *env) runPublish(c *cli.Context) error {
 	cfg.From, cfg.FromDir = afero.NewOsFs(), filepath.Clean(from)
 	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
 	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
-	cfg.DryRun, cfg.Force = c.Bool("dry-run"), c.Bool("force")
+	cfg.DryRun, cfg.Force, cfg.DeleteForeign = c.Bool("dry-run"), c.Bool("force"), c.Bool("delete-foreign")
 	cfg.KnownDigest, cfg.Rehash = known, c.Bool("rehash")
 	cfg.PagesAsObjects = c.Bool("pages-as-objects")
 	if cfg.PagesAsObjects && strings.HasPrefix(to, "file:") {

@@ -43,6 +43,10 @@ type Config struct {
 	Rehash bool
 	// KeepStale plans no deletion: objects absent from the tree stay.
 	KeepStale bool
+	// DeleteForeign deletes every stale object under the prefix; by
+	// default only those guidepub wrote (Owned) are deleted, and another
+	// writer's stay (counted in Report.Foreign).
+	DeleteForeign bool
 	Plan      io.Writer // receives one line per planned change; may be nil
 	Progress  io.Writer // non-nil: draw a progress bar there
 	Logger    *slog.Logger

@@ -3,6 +3,8 @@ package publish
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +42,22 @@ const MaxPlanned = 10000
 
 // MetadataHash is the object metadata key holding the hex SHA-256 of the
 // uploaded bytes; it tells an unchanged object where the listing has no
-// MD5.
+// MD5, and it is guidepub's mark on every object it writes (see Owned).
 const MetadataHash = "guidepub-sha256"
+
+// Owned reports whether an object whose metadata is md was written by
+// guidepub: it carries MetadataHash with a hex SHA-256. It is the one rule
+// by which publish and live publishing decide that a stale object is
+// theirs to delete; another writer's objects under the prefix stay
+// (Config.DeleteForeign deletes those too).
+func Owned(md map[string]string) bool {
+	v := md[MetadataHash]
+	if len(v) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(v)
+	return err == nil
+}
 
 // Identity is the Encoding value that uploads documents uncompressed.
 var Identity = site.Identity
@@ -69,9 +85,9 @@ func OpenBucket(ctx context.Context, url string) (*blob.Bucket, error) {
 
 // Change is one planned change of the bucket.
 type Change struct {
-	Op     string // "upload" or "delete"
+	Op     string // "upload", "delete", or "keep" (a stale object guidepub did not write)
 	Key    string
-	Reason string // "new", "changed", "forced" or "stale"
+	Reason string // "new", "changed", "forced", "stale" or "foreign"
 }
 
 // String returns the change as a plan line: "upload site/v1/data/status (changed)".
@@ -86,6 +102,9 @@ type Report struct {
 	Uploaded           int
 	Unchanged          int
 	Deleted            int
+	// Foreign counts the stale objects kept because guidepub did not
+	// write them (see Owned and Config.DeleteForeign).
+	Foreign int
 	Bytes              int64 // bytes uploaded
 	Listed             int   // objects listed under the prefix
 	DryRun             bool
@@ -94,12 +113,20 @@ type Report struct {
 
 // Summary returns the report on one line.
 func (r *Report) Summary() string {
-	if r.DryRun {
-		return fmt.Sprintf("dry run: %d to upload, %d unchanged, %d to delete", r.ToUpload, r.Unchanged, r.ToDelete)
+	var kept string
+	if r.Foreign > 0 {
+		kept = fmt.Sprintf(", %d not written by guidepub kept (--delete-foreign deletes them)", r.Foreign)
 	}
-	return fmt.Sprintf("published: %d uploaded (%d bytes), %d unchanged, %d deleted in %.1fs",
-		r.Uploaded, r.Bytes, r.Unchanged, r.Deleted, r.Duration.Seconds())
+	if r.DryRun {
+		return fmt.Sprintf("dry run: %d to upload, %d unchanged, %d to delete%s", r.ToUpload, r.Unchanged, r.ToDelete, kept)
+	}
+	return fmt.Sprintf("published: %d uploaded (%d bytes), %d unchanged, %d deleted%s in %.1fs",
+		r.Uploaded, r.Bytes, r.Unchanged, r.Deleted, kept, r.Duration.Seconds())
 }
+
+// ErrTooManyDeletes is wrapped by the error of a Publish that would delete
+// more than Config.MaxDeletes objects (and so changed nothing).
+var ErrTooManyDeletes = errors.New("too many deletions")
 
 // compareBatch is how many local files are compared with their objects at
 // once (in parallel, Jobs at a time): the most a reconcile holds.
@@ -135,10 +162,10 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, fmt.Errorf("publish: %w", err)
 	}
 	if rep.ToDelete > cfg.MaxDeletes {
-		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended)", rep.ToDelete, d.keys.prefix, cfg.MaxDeletes)
+		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended): %w", rep.ToDelete, d.keys.prefix, cfg.MaxDeletes, ErrTooManyDeletes)
 	}
 	if err := pl.each(func(c Change) error {
-		if len(rep.Planned) < MaxPlanned {
+		if len(rep.Planned) < MaxPlanned && c.Op != "keep" {
 			rep.Planned = append(rep.Planned, c)
 		}
 		if cfg.Plan != nil {
@@ -196,18 +223,19 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 		cur = &r.obj
 		return nil
 	}
-	stale := func(r *remoteObject) error {
+	// stale reports whether r, listed with no file, may be deleted: whether
+	// guidepub wrote it is asked when it is compared (see compare).
+	stale := func(r *remoteObject) (bool, error) {
 		if d.cfg.KeepStale || site.IsHidden(strings.TrimPrefix(r.key, d.keys.prefix)) {
-			return nil // dot-files (a live publisher's lease) are not publish's
+			return false, nil // dot-files (a live publisher's lease) are not publish's
 		}
 		if pl.unordered {
 			// A late key may name a file the merge has passed.
 			if has, err := d.localHas(r.key); err != nil || has {
-				return err
+				return false, err
 			}
 		}
-		rep.ToDelete++
-		return pl.add(Change{"delete", r.key, "stale"}, "", numPhases)
+		return true, nil
 	}
 	if err := advance(); err != nil {
 		return err
@@ -237,9 +265,30 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 
 // merge walks the tree, pairs each file with its listed object (advance
 // moves cur along the listing) and sends the pairs to batches in batches
-// of compareBatch; listed objects no file has go to stale.
-func (d *describer) merge(ctx context.Context, advance func() error, stale func(*remoteObject) error, current func() *remoteObject, batches chan<- []pair) error {
+// of compareBatch; listed objects no file has are sent as stale pairs
+// when stale says they may be deleted.
+func (d *describer) merge(ctx context.Context, advance func() error, stale func(*remoteObject) (bool, error), current func() *remoteObject, batches chan<- []pair) error {
 	var batch []pair
+	send := func(p pair) {
+		if batch = append(batch, p); len(batch) == compareBatch {
+			batches <- batch
+			batch = make([]pair, 0, compareBatch)
+		}
+	}
+	// passStale sends the listed objects before key (all: "") as stale.
+	passStale := func(key string, all bool) error {
+		for cur := current(); cur != nil && (all || cur.key < key); cur = current() {
+			if ok, err := stale(cur); err != nil {
+				return err
+			} else if ok {
+				send(pair{remote: cur, stale: true})
+			}
+			if err := advance(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for lf, err := range localFiles(d.cfg.From, d.cfg.FromDir, d.keys) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", d.cfg.FromDir, err)
@@ -247,37 +296,22 @@ func (d *describer) merge(ctx context.Context, advance func() error, stale func(
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		cur := current()
-		for cur != nil && cur.key < lf.key {
-			if err := stale(cur); err != nil {
-				return err
-			}
-			if err := advance(); err != nil {
-				return err
-			}
-			cur = current()
+		if err := passStale(lf.key, false); err != nil {
+			return err
 		}
 		p := pair{file: lf}
-		if cur != nil && cur.key == lf.key {
+		if cur := current(); cur != nil && cur.key == lf.key {
 			p.remote = cur
 			if err := advance(); err != nil {
 				return err
 			}
 		}
-		if batch = append(batch, p); len(batch) == compareBatch {
-			batches <- batch
-			batch = make([]pair, 0, compareBatch)
-		}
+		send(p)
+	}
+	if err := passStale("", true); err != nil {
+		return err
 	}
 	batches <- batch
-	for cur := current(); cur != nil; cur = current() {
-		if err := stale(cur); err != nil {
-			return err
-		}
-		if err := advance(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -321,19 +355,26 @@ func (d *describer) listAhead(ctx context.Context) <-chan listed {
 	return out
 }
 
-// pair is a local file and its listed object (nil: none listed).
+// pair is a local file and its listed object (nil: none listed), or, when
+// stale, a listed object no file has.
 type pair struct {
 	file   localFile
 	remote *remoteObject
+	stale  bool
 }
 
-// compare decides, in parallel, which files of batch to upload and records
-// them in pl in batch order.
+// compare decides, in parallel, which files of batch to upload and which
+// stale objects to delete, and records them in pl in batch order.
 func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Report) error {
 	reasons := make([]string, len(batch))
 	locals := make([]*local, len(batch))
 	err := parallel(ctx, d.cfg.Jobs, len(batch), func(ctx context.Context, i int) error {
 		p := batch[i]
+		if p.stale {
+			var err error
+			reasons[i], err = d.staleReason(ctx, p.remote.key)
+			return err
+		}
 		o, err := d.describe(p.file.rel, p.file.info)
 		if err != nil {
 			return err
@@ -359,7 +400,13 @@ func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Re
 		return err
 	}
 	for i, o := range locals {
-		if reasons[i] == "" {
+		switch {
+		case batch[i].stale:
+			if err := d.planStale(pl, rep, batch[i].remote.key, reasons[i]); err != nil {
+				return err
+			}
+			continue
+		case reasons[i] == "":
 			rep.Unchanged++
 			continue
 		}
@@ -367,6 +414,39 @@ func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Re
 		if err := pl.add(Change{"upload", o.key, reasons[i]}, o.rel, o.phase); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// staleReason returns "stale" when the stale object key is to be deleted:
+// guidepub wrote it (Owned), or Config.DeleteForeign is set; "foreign" when
+// another writer's object stays; "" when it is gone already.
+func (d *describer) staleReason(ctx context.Context, key string) (string, error) {
+	if d.cfg.DeleteForeign {
+		return "stale", nil
+	}
+	a, err := d.cfg.Bucket.Attributes(ctx, key)
+	switch {
+	case isNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("attributes of %s: %w", key, err)
+	case Owned(a.Metadata):
+		return "stale", nil
+	}
+	return "foreign", nil
+}
+
+// planStale records the stale object key in pl: a deletion, or a kept
+// object (printed by a dry run, never run) for another writer's.
+func (d *describer) planStale(pl *plan, rep *Report, key, reason string) error {
+	switch reason {
+	case "stale":
+		rep.ToDelete++
+		return pl.add(Change{"delete", key, reason}, "", numPhases)
+	case "foreign":
+		rep.Foreign++
+		return pl.add(Change{"keep", key, reason}, "", numPhases)
 	}
 	return nil
 }
@@ -416,6 +496,9 @@ func (d *describer) apply(ctx context.Context, pl *plan, rep *Report) error {
 		err := pl.chunks(phase, compareBatch, func(items []planned) error {
 			return parallel(ctx, cfg.Jobs, len(items), func(ctx context.Context, i int) error {
 				it := items[i]
+				if it.change.Op == "keep" {
+					return nil
+				}
 				if it.change.Op == "delete" {
 					if err := cfg.Bucket.Delete(ctx, it.change.Key); err != nil && !isNotFound(err) {
 						return fmt.Errorf("delete %s: %w", it.change.Key, err)
