@@ -80,12 +80,12 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 		bucket.Close()
 		return nil, nil, err
 	}
-	live, err := publish.NewLive(lcfg)
+	live, err := publish.NewLive(c.Context, lcfg)
 	if err != nil {
 		bucket.Close()
 		return nil, nil, err
 	}
-	return live, func() { bucket.Close() }, nil
+	return live, func() { live.Close(); bucket.Close() }, nil
 }
 
 // serveMetrics serves reg (with Go and process metrics) at /metrics on

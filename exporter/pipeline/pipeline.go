@@ -10,9 +10,11 @@
 // even if nothing changed.
 //
 // Live publishing: before an export, an intent is recorded; after it, the
-// changed files go to the outbox and the intent is removed. A crash
-// between the two leaves the intent, and the next start reconciles the
-// bucket with the tree before anything else.
+// changed files go to the live publisher (and its outbox) and the intent
+// is released: removed once those changes are saved in the outbox or in
+// the bucket. A crash before then leaves the intent, and the next start
+// reconciles the bucket with the tree before anything else, deleting the
+// objects guidepub wrote that the tree no longer has.
 package pipeline
 
 import (
@@ -98,7 +100,7 @@ func (p *Pipeline) Idle(ctx context.Context) int {
 // ready event. It returns export's result and error, and when to export
 // the guide again (zero: no need).
 func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.GuideResult, error)) (*exporter.GuideResult, time.Time, error) {
-	done, err := p.exporting()
+	done, err := p.exporting(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -110,7 +112,8 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 	// A failed or rejected export lists what it wrote before it stopped
 	// (a file it did not finish was never renamed into place): recorded,
 	// its intent can go.
-	done(p.record(*res))
+	p.record(*res)
+	done(true)
 	if err != nil {
 		return res, time.Time{}, err
 	}
@@ -124,20 +127,19 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 // webhook, so this queues only an event lost when a process stopped
 // between an export and its queueing.
 func (p *Pipeline) ExportAll(ctx context.Context, export func() (*exporter.Report, error)) (*exporter.Report, []time.Time, error) {
-	done, err := p.exporting()
+	done, err := p.exporting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	rep, err := export()
-	recorded := rep != nil
 	if rep != nil {
 		for _, g := range rep.Guides {
-			recorded = p.record(g) && recorded
+			p.record(g)
 		}
 	}
 	// An interrupted export may have written files of a guide it did not
 	// finish: its intent stays, and the next start reconciles.
-	done(recorded && err == nil)
+	done(rep != nil && err == nil)
 	if err != nil {
 		return rep, nil, err
 	}
@@ -175,35 +177,35 @@ func (p *Pipeline) Failed() []string {
 	return out
 }
 
-// exporting records an intent before an export; done(recorded) removes it
-// when what the export changed was recorded.
-func (p *Pipeline) exporting() (done func(recorded bool), err error) {
+// exporting records an intent before an export; done(finished) releases
+// it when the export finished and what it changed was given to record
+// (the live publisher removes it once that is saved).
+func (p *Pipeline) exporting(ctx context.Context) (done func(finished bool), err error) {
 	if p.cfg.Live == nil {
 		return func(bool) {}, nil
 	}
-	remove, err := p.cfg.Live.Exporting("")
+	release, err := p.cfg.Live.Exporting(ctx, "")
 	if err != nil {
 		return nil, errors.Join(errors.New("live publishing: cannot record the export's intent; check that the private tree is writable"), err)
 	}
-	return func(recorded bool) {
-		if recorded {
-			remove()
+	return func(finished bool) {
+		if finished {
+			release()
 		}
 	}, nil
 }
 
-// record stores res's changed public files for upload; false when it
-// could not (the intent then stays, and the next start reconciles).
-func (p *Pipeline) record(res exporter.GuideResult) bool {
+// record queues res's changed public files for upload. They are queued
+// even when the outbox cannot be written: they are uploaded from memory,
+// the write is tried again, and the export's intent stays until then.
+func (p *Pipeline) record(res exporter.GuideResult) {
 	if p.cfg.Live == nil {
-		return true
+		return
 	}
 	if err := p.cfg.Live.Record(res); err != nil {
-		p.log.Error("changes not recorded for upload; the next start reconciles the bucket with the tree",
+		p.log.Error("changes not saved in the outbox: uploading them from memory and trying the write again; a crash before then makes the next start reconcile the bucket with the tree",
 			"folder", res.Folder, "guide", res.GuideID, "error", err.Error())
-		return false
 	}
-	return true
 }
 
 // afterExport queues the ready event of a ready guide whose content

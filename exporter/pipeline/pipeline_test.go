@@ -129,7 +129,7 @@ func TestIntents(t *testing.T) {
 	defer b.Close()
 	cfg := publish.DefaultLiveConfig()
 	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir = afero.NewOsFs(), out, b, filepath.Join(dir, "outbox")
-	live, err := publish.NewLive(cfg)
+	live, err := publish.NewLive(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,9 @@ func TestIntents(t *testing.T) {
 		des, _ := os.ReadDir(cfg.OutboxDir)
 		var n []string
 		for _, de := range des {
-			n = append(n, de.Name())
+			if !strings.HasPrefix(de.Name(), ".") { // the lock
+				n = append(n, de.Name())
+			}
 		}
 		return n
 	}
@@ -172,7 +174,8 @@ func TestIntents(t *testing.T) {
 	}
 
 	// The next process reconciles, then uploads the outbox.
-	live2, err := publish.NewLive(cfg)
+	live.Close()
+	live2, err := publish.NewLive(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func liveHelper(mode string) error {
 	}
 	cfg := DefaultLiveConfig()
 	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir = afero.NewOsFs(), out, b, filepath.Join(priv, "outbox")
-	l, err := NewLive(cfg)
+	l, err := NewLive(context.Background(), cfg)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func liveHelper(mode string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := l.Exporting(""); err != nil {
+	if _, err := l.Exporting(context.Background(), ""); err != nil {
 		return err
 	}
 	rep, err := ex.ExportAll(ctx)
@@ -71,7 +71,7 @@ func liveHelper(mode string) error {
 		// What follows in a real run removes the intent: recorded changes
 		// need no reconcile.
 		for _, name := range mustReadIntents(cfg.OutboxDir) {
-			removeSynced(cfg.OutboxDir, name)
+			outbox{afero.NewOsFs(), cfg.OutboxDir}.remove(name)
 		}
 	}
 	fmt.Println("ready")
@@ -113,7 +113,7 @@ func TestLiveKilled(t *testing.T) {
 				t.Fatalf("%d objects uploaded before the kill", n)
 			}
 
-			l, err := NewLive(s.liveConfig(b, nil))
+			l, err := NewLive(context.Background(), s.liveConfig(b, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,11 +158,11 @@ func TestReconcileKeepsNewIntents(t *testing.T) {
 	defer b.Close()
 	cfg := DefaultLiveConfig()
 	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir = afero.NewOsFs(), out, b, outbox
-	l, err := NewLive(cfg)
+	l, err := NewLive(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Exporting(""); err != nil { // this process's export, under way
+	if _, err := l.Exporting(context.Background(), ""); err != nil { // this process's export, under way
 		t.Fatal(err)
 	}
 	runLive(t, l)

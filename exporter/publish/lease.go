@@ -2,6 +2,8 @@ package publish
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,17 +32,30 @@ var errOtherPublisher = errors.New("another watcher publishes to this bucket and
 
 // leaseBody is the lease object's content.
 type leaseBody struct {
-	ID   string `json:"id"`   // host and outbox folder of the holder
-	Beat int64  `json:"beat"` // changes at every rewrite
+	ID string `json:"id"` // random, one per process
+	// Holder is the host and outbox folder of the holder, and its process
+	// id: what a waiting publisher names, and how a process that took over
+	// an outbox (whose lock proves its last user gone) knows its
+	// predecessor's lease. Leases written before it existed carry that
+	// in ID.
+	Holder string `json:"holder,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Beat   int64  `json:"beat"` // changes at every rewrite
 }
 
 // lease keeps one publisher's claim on a bucket and prefix, so that two
 // watchers pointed at one bucket by mistake do not overwrite each other's
-// guides: the second waits, and says why, until the first stops.
+// guides: the second waits, and says why, until the first stops. A lease
+// is held by one process (a random id each); the holder's host and outbox
+// folder let a process that restarts on the same outbox take its dead
+// predecessor's lease at once (it holds the outbox's lock, which the
+// operating system released when the predecessor died) rather than wait
+// for the lease to expire.
 type lease struct {
 	bucket *blob.Bucket
 	key    string
-	id     string
+	id     string // random
+	holder string // host and outbox folder
 	now    func() time.Time
 
 	mu      sync.Mutex
@@ -61,7 +76,16 @@ func newLease(b *blob.Bucket, prefix, name, outbox string, now func() time.Time)
 	if name != "" {
 		key += "-" + name
 	}
-	return &lease{bucket: b, key: key, id: host + ":" + abs, now: now}
+	var id [16]byte
+	rand.Read(id[:])
+	return &lease{bucket: b, key: key, id: hex.EncodeToString(id[:]), holder: host + ":" + abs, now: now}
+}
+
+// mine reports whether body is this process's lease, or its
+// predecessor's on the same outbox (which this process has locked, so
+// that predecessor is gone).
+func (ls *lease) mine(body leaseBody) bool {
+	return body.ID == ls.id || body.Holder == ls.holder || (body.Holder == "" && body.ID == ls.holder)
 }
 
 // claim returns nil when this publisher holds the lease (taking it when
@@ -80,18 +104,25 @@ func (ls *lease) claim(ctx context.Context) error {
 		return fmt.Errorf("read %s: %w", ls.key, err)
 	default:
 		var body leaseBody
-		if json.Unmarshal(data, &body) == nil && body.ID != ls.id && body.ID != "" {
+		if json.Unmarshal(data, &body) == nil && body.ID != "" && !ls.mine(body) {
+			who := body.Holder
+			if who == "" {
+				who = body.ID
+			}
+			if body.PID != 0 {
+				who += fmt.Sprintf(", pid %d", body.PID)
+			}
 			if string(data) != ls.other {
-				ls.other, ls.seenAt, ls.otherID = string(data), now, body.ID
+				ls.other, ls.seenAt, ls.otherID = string(data), now, who
 			}
 			if now.Sub(ls.seenAt) < leaseExpiry {
 				ls.held = time.Time{}
-				return fmt.Errorf("%w (%s)", errOtherPublisher, body.ID)
+				return fmt.Errorf("%w (%s)", errOtherPublisher, who)
 			}
 		}
 	}
 	ls.beat++
-	out, _ := json.Marshal(leaseBody{ID: ls.id, Beat: ls.beat})
+	out, _ := json.Marshal(leaseBody{ID: ls.id, Holder: ls.holder, PID: os.Getpid(), Beat: ls.beat})
 	if err := ls.bucket.WriteAll(ctx, ls.key, out, &blob.WriterOptions{ContentType: "application/json", CacheControl: "no-store"}); err != nil {
 		return fmt.Errorf("write %s: %w", ls.key, err)
 	}
@@ -108,7 +139,7 @@ func (ls *lease) release(ctx context.Context) {
 	}
 	data, err := ls.bucket.ReadAll(ctx, ls.key)
 	var body leaseBody
-	if err == nil && json.Unmarshal(data, &body) == nil && body.ID == ls.id {
+	if err == nil && json.Unmarshal(data, &body) == nil && ls.mine(body) {
 		ls.bucket.Delete(ctx, ls.key)
 	}
 	ls.held = time.Time{}

@@ -2,17 +2,20 @@ package publish
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/afero"
 	"gocloud.dev/gcerrors"
 
 	"github.com/guidepub/guidepub/exporter"
@@ -26,20 +29,35 @@ const (
 	DefaultRetryMax = 10 * time.Second
 )
 
+// intentTries is how many times an intent is written before an export is
+// refused: a write that fails once (a full disk freed a moment later)
+// does not cost the export.
+const intentTries = 5
+
 // LiveConfig configures a Live publisher. Start from DefaultLiveConfig.
 type LiveConfig struct {
 	// Config says what to upload and where: From, FromDir, Bucket, Prefix,
-	// Encoding, Jobs (uploads at once within one guide), PagesAsObjects
-	// and Logger are used; the reconcile settings are not.
+	// Encoding, Jobs (uploads at once within one guide), PagesAsObjects,
+	// MaxDeletes (the reconcile after a crash) and Logger are used.
 	Config
 	// OutboxDir is the folder (in the private tree) that keeps what is
 	// still to upload across restarts; it is created if missing.
 	OutboxDir string
+	// OutboxFs is the file system the outbox is written through: nil for
+	// the operating system's. It must be that one or wrap it (the outbox's
+	// lock is taken on OutboxDir through the operating system): tests
+	// wrap it to make outbox writes fail (publishtest.FaultFs).
+	OutboxFs afero.Fs
 	// RetryMin and RetryMax bound the wait before a guide whose upload
 	// failed is tried again: it doubles from RetryMin up to RetryMax
 	// (defaults 250ms and 10s), so uploads resume within RetryMax of the
 	// store coming back.
 	RetryMin, RetryMax time.Duration
+	// FailPermanent ends Run with the error of a permanent failure (the
+	// store refuses the credentials, the bucket is missing) instead of
+	// retrying it: for a one-shot command ("export --publish"), where
+	// nobody would see the retries. Err returns it.
+	FailPermanent bool
 	// LeaseName, when set, is added to the lease's key: publishers with
 	// different names (the shards of one export) share a bucket and prefix
 	// without waiting for each other.
@@ -71,6 +89,15 @@ func (c LiveConfig) Validate() error {
 // reads the file as it is then). Objects go up in the order that keeps
 // readers consistent: media, then documents and pages, then statuses;
 // removals last, statuses first among them.
+//
+// Nothing an export changed is lost (docs/hosting.md, "Live
+// publishing"): an intent is written in the outbox before the export
+// touches the tree, and removed only once what the export changed is
+// saved in the outbox or in the bucket. Changes whose entry cannot be
+// written are uploaded from memory all the same, and the write is tried
+// again with each try of their upload; a process that dies with an intent
+// left makes the next one reconcile the bucket with the tree, deleting
+// the objects guidepub wrote (Owned) that the tree no longer has.
 type Live struct {
 	cfg   LiveConfig
 	d     *describer
@@ -79,14 +106,21 @@ type Live struct {
 	m     *liveMetrics
 	wake  chan struct{}
 	lease *lease
-	// intents numbers intent files, so that two exports of one folder at
-	// once keep one each.
+	box   outbox
+	lock  *flock.Flock
+	// proc and intents name intent files: unique to this process, and
+	// one for each export, so that two exports at once keep one each.
+	proc    string
 	intents atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]*pendingGuide // by entry name
 	recover bool                     // an export was cut short: reconcile first
 	stale   []string                 // the intent files that say so
+	unsaved int                      // pending guides whose entry could not be written
+	held    []string                 // intents of finished exports, removed once unsaved is 0
+	started bool                     // Run holds the lease (or gave up)
+	failed  error                    // what ended Run (FailPermanent)
 	idle    *sync.Cond
 	busy    bool
 }
@@ -100,13 +134,17 @@ type pendingGuide struct {
 	gen     int
 	tries   int
 	next    time.Time // not before
-	lastErr string    // logged once per guide until it succeeds
+	lastErr string    // the kind of the last failure, logged once per guide until it succeeds
+	unsaved bool      // the outbox lacks some of files
 }
 
-// NewLive reads the outbox that an earlier process left and returns a
-// Live ready to Run. It returns an error when the configuration is
-// invalid or the outbox cannot be read.
-func NewLive(cfg LiveConfig) (*Live, error) {
+// NewLive waits for the outbox's lock (held by another process that
+// publishes from the same private tree: it says so and waits until that
+// one stops, or ctx ends), reads the outbox an earlier process left and
+// returns a Live ready to Run. It returns an error when the configuration
+// is invalid, ctx ends first, or the outbox cannot be read. Close
+// releases the lock.
+func NewLive(ctx context.Context, cfg LiveConfig) (*Live, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("live publish: %w", err)
 	}
@@ -116,15 +154,27 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
+	if cfg.OutboxFs == nil {
+		cfg.OutboxFs = afero.NewOsFs()
+	}
+	if err := cfg.OutboxFs.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
 		return nil, fmt.Errorf("live publish: %w", err)
 	}
-	entries, intents, err := readOutbox(cfg.OutboxDir)
+	lock, err := lockOutbox(ctx, cfg.OutboxDir, cfg.RetryMax, cfg.Logger)
 	if err != nil {
+		return nil, fmt.Errorf("live publish: %w", err)
+	}
+	box := outbox{cfg.OutboxFs, cfg.OutboxDir}
+	entries, intents, err := box.read()
+	if err != nil {
+		lock.Unlock()
 		return nil, err
 	}
-	l := &Live{cfg: cfg, d: newDescriber(cfg.Config), clock: clock.Or(cfg.Clock), log: cfg.Logger,
-		wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{}, recover: len(intents) > 0, stale: intents}
+	var proc [6]byte
+	rand.Read(proc[:])
+	l := &Live{cfg: cfg, d: newDescriber(cfg.Config), clock: clock.Or(cfg.Clock), log: cfg.Logger, box: box, lock: lock,
+		proc: hex.EncodeToString(proc[:]), wake: make(chan struct{}, 1), pending: map[string]*pendingGuide{},
+		recover: len(intents) > 0, stale: intents}
 	l.idle = sync.NewCond(&l.mu)
 	l.lease = newLease(cfg.Bucket, l.d.keys.prefix, cfg.LeaseName, cfg.OutboxDir, l.clock.Now)
 	for _, e := range entries {
@@ -141,72 +191,135 @@ func NewLive(cfg LiveConfig) (*Live, error) {
 	return l, nil
 }
 
-// Exporting records, before an export of folder (or of every folder, for
-// ""), that it is under way. The returned done removes the record; a
-// record left by a crash makes the next Run reconcile the whole tree once
-// before anything else, since what that export wrote was never recorded.
-// It returns an error when the record cannot be written.
-func (l *Live) Exporting(folder string) (done func(), err error) {
-	name := intentPrefix + fmt.Sprint(l.intents.Add(1)) + "-" + outboxFile("folder:"+folder)
-	if err := writeSynced(l.cfg.OutboxDir, name, []byte(folder)); err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := removeSynced(l.cfg.OutboxDir, name); err != nil {
-			l.log.Error("intent not removed: the next start reconciles the whole tree", "error", err.Error())
-		}
-	}, nil
+// Close releases the outbox's lock, so that another process may publish
+// from it. It does not stop Run.
+func (l *Live) Close() error { return l.lock.Unlock() }
+
+// Err returns the permanent failure that ended Run (with FailPermanent),
+// or nil.
+func (l *Live) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
 }
 
-// Record stores the public files res wrote or removed in the outbox and
-// queues their upload. It returns when they are durably recorded, or an
-// error when the outbox cannot be written (nothing is queued then).
-func (l *Live) Record(res exporter.GuideResult) error {
-	if len(res.Changes) == 0 {
-		return nil
+// Exporting records, before an export of folder (or of every folder, for
+// ""), that it is under way, trying a few times when the write fails.
+// The returned done is called once what the export changed was given to
+// Record; it removes the record as soon as every pending change is saved
+// in the outbox (or in the bucket). A record left by a crash makes the
+// next Run reconcile the whole tree once before anything else, since what
+// that export changed may never have been saved. It returns an error when
+// the record cannot be written (the export must not run then) or ctx
+// ends.
+func (l *Live) Exporting(ctx context.Context, folder string) (done func(), err error) {
+	name := fmt.Sprintf("%s%s-%d-%s", intentPrefix, l.proc, l.intents.Add(1), outboxFile("folder:"+folder))
+	wait := l.cfg.RetryMin
+	for try := 1; ; try++ {
+		err = l.box.write(name, []byte(folder))
+		if err == nil {
+			break
+		}
+		if try == intentTries {
+			return nil, err
+		}
+		l.log.Warn("intent not written; trying again", "in", wait.String(), "error", err.Error())
+		if !l.pause(ctx, wait) {
+			return nil, ctx.Err()
+		}
+		wait = min(2*wait, l.cfg.RetryMax)
 	}
+	return func() { l.release(name) }, nil
+}
+
+// release removes the intent name, or keeps it until every pending guide
+// is saved.
+func (l *Live) release(name string) {
+	l.mu.Lock()
+	l.held = append(l.held, name)
+	l.mu.Unlock()
+	l.removeHeld()
+}
+
+// removeHeld removes the intents of finished exports once no pending
+// change lacks its outbox entry. One that cannot be removed is tried
+// again later.
+func (l *Live) removeHeld() {
+	l.mu.Lock()
+	names := l.held
+	if l.unsaved > 0 || len(names) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.held = nil
+	l.mu.Unlock()
+	for i, name := range names {
+		if err := l.box.remove(name); err != nil {
+			l.log.Error("intent not removed; trying again later (a restart meanwhile reconciles the whole tree)", "error", err.Error())
+			l.mu.Lock()
+			l.held = append(l.held, names[i:]...)
+			l.mu.Unlock()
+			return
+		}
+	}
+}
+
+// Record queues the upload of the public files res wrote or removed and
+// saves them in the outbox. They are queued whatever happens; the error
+// says that the outbox could not be written: the files are then uploaded
+// from memory, the write is tried again with each try of their upload,
+// and the export's intent stays until it succeeds (or they are uploaded).
+func (l *Live) Record(res exporter.GuideResult) error {
 	name := res.GuideID
 	if name == "" {
 		name = "folder:" + res.Folder
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	g := l.pending[name]
-	fresh := g == nil
-	if fresh {
-		g = &pendingGuide{name: name, since: l.clock.Now(), files: map[string]int{}}
-	}
-	gen := g.gen + 1
-	added := map[string]bool{}
+	var added []string
 	for _, f := range res.Changes {
-		if rel, ok := uploaded(f.Path); ok && !added[rel] {
-			added[rel] = true
+		if rel, ok := uploaded(f.Path); ok {
+			added = append(added, rel)
 		}
 	}
 	if len(added) == 0 {
 		return nil
 	}
-	all := maps2slice(g.files)
-	for rel := range added {
-		if _, had := g.files[rel]; !had {
-			all = append(all, rel)
-		}
-	}
-	slices.Sort(all)
-	if err := writeEntry(l.cfg.OutboxDir, &outboxEntry{Name: name, Since: g.since, Files: all}); err != nil {
-		return err
-	}
-	l.m.pendingObjects.Add(float64(len(all) - len(g.files)))
-	g.gen = gen
-	for rel := range added {
-		g.files[rel] = gen
-	}
-	g.tries, g.next = 0, time.Time{}
-	if fresh {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.pending[name]
+	if g == nil {
+		g = &pendingGuide{name: name, since: l.clock.Now(), files: map[string]int{}}
 		l.pending[name] = g
 	}
+	g.gen++
+	for _, rel := range added {
+		if _, had := g.files[rel]; !had {
+			l.m.pendingObjects.Inc()
+		}
+		g.files[rel] = g.gen
+	}
+	g.tries, g.next = 0, time.Time{}
+	err := l.save(g)
 	l.signal()
-	return nil
+	return err
+}
+
+// save writes g's entry in the outbox, and keeps whether it could; l.mu
+// is held.
+func (l *Live) save(g *pendingGuide) error {
+	err := l.box.writeEntry(&outboxEntry{Name: g.name, Since: g.since, Files: sortedKeys(g.files)})
+	l.setUnsaved(g, err != nil)
+	return err
+}
+
+// setUnsaved marks g as lacking its outbox entry or not; l.mu is held.
+func (l *Live) setUnsaved(g *pendingGuide, unsaved bool) {
+	switch {
+	case unsaved && !g.unsaved:
+		l.unsaved++
+	case !unsaved && g.unsaved:
+		l.unsaved--
+	}
+	g.unsaved = unsaved
 }
 
 func maps2slice(m map[string]int) []string {
@@ -225,30 +338,21 @@ func (l *Live) signal() {
 }
 
 // Run uploads pending guides, oldest first, until ctx ends; a guide whose
-// upload fails is tried again after a backoff, the others go on. After an
-// interrupted export it first reconciles the whole tree (uploads only,
-// no deletion). It returns nil when ctx ends.
+// upload fails is tried again after a backoff, the others go on. It first
+// takes the bucket's lease (which also proves the credentials and the
+// bucket) and, after an interrupted export, reconciles the whole tree. It
+// returns nil when ctx ends, or, with FailPermanent, the permanent
+// failure that stopped it (also given by Err).
 func (l *Live) Run(ctx context.Context) error {
 	defer l.lease.release(context.WithoutCancel(ctx))
 	beat := make(chan struct{})
 	defer close(beat)
 	go l.heartbeat(ctx, beat)
-	l.mu.Lock()
-	recover := l.recover
-	l.mu.Unlock()
-	for recover {
-		if err := l.reconcile(ctx); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			return nil
-		} else {
-			l.log.Error("reconcile after an interrupted export failed; trying again", "in", l.cfg.RetryMax.String(), "error", err.Error())
-		}
-		if !l.sleep(ctx, l.cfg.RetryMax) {
-			return nil
-		}
+	if err := l.start(ctx); err != nil {
+		return l.stop(ctx, err)
 	}
 	for {
+		l.removeHeld()
 		g, wait := l.nextDue()
 		if g == nil {
 			if !l.sleep(ctx, wait) {
@@ -256,10 +360,90 @@ func (l *Live) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		l.uploadGuide(ctx, g)
+		if err := l.uploadGuide(ctx, g); err != nil {
+			return l.stop(ctx, err)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// start takes the lease, then reconciles after an interrupted export,
+// each tried until it succeeds (see until).
+func (l *Live) start(ctx context.Context) error {
+	if err := l.until(ctx, func() error { return l.lease.claim(ctx) }); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.started = true
+	recover := l.recover
+	l.mu.Unlock()
+	if !recover {
+		return nil
+	}
+	return l.until(ctx, func() error { return l.reconcile(ctx) })
+}
+
+// until calls fn until it succeeds, waiting RetryMin doubling up to
+// RetryMax between tries and logging each new error once with its kind.
+// It returns ctx's error when ctx ends, or, with FailPermanent, a
+// permanent error.
+func (l *Live) until(ctx context.Context, fn func() error) error {
+	wait, lastKind := l.cfg.RetryMin, ""
+	for {
+		err := fn()
+		if err == nil {
+			if lastKind != "" {
+				l.log.Info("uploads resumed")
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		kind := errorKind(err)
+		l.m.failures.WithLabelValues(kind).Inc()
+		if kind == "permanent" && l.cfg.FailPermanent {
+			return err
+		}
+		if kind != lastKind { // not every try: the messages differ by request ids
+			lastKind = kind
+			l.log.Error("upload failed; retrying until it succeeds", "kind", kind, "in", wait.String(),
+				"error", err.Error(), "what to do", advice(kind))
+		}
+		if !l.pause(ctx, wait) {
+			return ctx.Err()
+		}
+		wait = min(2*wait, l.cfg.RetryMax)
+	}
+}
+
+// stop ends Run with err: nil when ctx ended, else err kept for Err (and
+// Idle's waiters woken).
+func (l *Live) stop(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	err = fmt.Errorf("%w (%s)", err, adviceFor(err))
+	l.log.Error("publishing stopped", "kind", errorKind(err), "error", err.Error())
+	l.mu.Lock()
+	l.failed, l.started = err, true
+	l.idle.Broadcast()
+	l.mu.Unlock()
+	return err
+}
+
+// pause waits d or until ctx ends (false).
+func (l *Live) pause(ctx context.Context, d time.Duration) bool {
+	ch := make(chan struct{})
+	cancel := l.clock.AfterFunc(d, func() { close(ch) })
+	defer cancel()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-ch:
+		return true
 	}
 }
 
@@ -288,23 +472,38 @@ func (l *Live) heartbeat(ctx context.Context, stop chan struct{}) {
 	}
 }
 
-// reconcile uploads every file that differs from its object, after an
-// export whose changes were never recorded.
+// reconcile makes the bucket equal the tree after an export whose changes
+// may never have been saved: it uploads every file that differs from its
+// object and deletes the objects guidepub wrote (Owned) that the tree no
+// longer has; another writer's objects stay. More deletions than
+// MaxDeletes is taken for a tree that is not the one published (say a
+// wrong --out): then it only uploads, says so, and leaves the intents for
+// the next start (with FailPermanent it fails).
 func (l *Live) reconcile(ctx context.Context) error {
 	cfg := l.cfg.Config
-	cfg.KeepStale = true // another writer's objects are not ours to delete
-	cfg.DryRun, cfg.Plan, cfg.Progress = false, nil, nil
-	l.log.Warn("an export was cut short before its changes were recorded: reconciling the bucket with the tree (no deletion)")
+	cfg.DryRun, cfg.Plan, cfg.Progress, cfg.KeepStale, cfg.DeleteForeign = false, nil, nil, false, false
+	l.log.Warn("an export was cut short before its changes were saved: reconciling the bucket with the tree")
 	rep, err := Publish(ctx, cfg)
+	keepIntents := false
+	if errors.Is(err, ErrTooManyDeletes) && !l.cfg.FailPermanent {
+		l.log.Error("reconcile: uploading only; stale objects stay until the next start", "error", err.Error(),
+			"what to do", "check that the public tree is the one this bucket publishes, then run \"guidepub publish\" with --max-deletes")
+		cfg.KeepStale, keepIntents = true, true
+		rep, err = Publish(ctx, cfg)
+	}
 	if err != nil {
 		return err
 	}
 	l.m.uploads.Add(float64(rep.Uploaded))
-	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged)
+	l.m.deletes.Add(float64(rep.Deleted))
+	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged, "deleted", rep.Deleted, "kept (not written by guidepub)", rep.Foreign)
 	// Only the intents left by the last process: this one's own exports
 	// may be under way.
 	for _, name := range l.stale {
-		if err := removeSynced(l.cfg.OutboxDir, name); err != nil {
+		if keepIntents {
+			break
+		}
+		if err := l.box.remove(name); err != nil {
 			return err
 		}
 	}
@@ -361,8 +560,9 @@ func (l *Live) nextDue() (*pendingGuide, time.Duration) {
 	return nil, 0
 }
 
-// Idle waits until nothing is pending or ctx ends, and returns the number
-// of guides still pending.
+// Idle waits until nothing is pending (the lease taken and any reconcile
+// done), Run stopped on a permanent failure (see Err), or ctx ends, and
+// returns the number of guides still pending.
 func (l *Live) Idle(ctx context.Context) int {
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
@@ -372,7 +572,7 @@ func (l *Live) Idle(ctx context.Context) int {
 	defer stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for (len(l.pending) > 0 || l.busy || l.recover) && ctx.Err() == nil {
+	for (len(l.pending) > 0 || l.busy || l.recover || !l.started) && l.failed == nil && ctx.Err() == nil {
 		l.idle.Wait()
 	}
 	return len(l.pending)
@@ -380,13 +580,17 @@ func (l *Live) Idle(ctx context.Context) int {
 
 // uploadGuide uploads g's files as they are now, phase by phase, then
 // removes what was uploaded from the outbox. A re-export between phases
-// starts the guide over, so its media precede its new documents.
-func (l *Live) uploadGuide(ctx context.Context, g *pendingGuide) {
+// starts the guide over, so its media precede its new documents. An entry
+// not saved yet is tried first. It returns the error that must stop Run (a
+// permanent one, with FailPermanent), else nil.
+func (l *Live) uploadGuide(ctx context.Context, g *pendingGuide) error {
 	l.mu.Lock()
+	if g.unsaved {
+		l.save(g) // still failing: the intent stays, the upload goes on
+	}
 	gen := g.gen
-	files := maps2slice(g.files)
+	files := sortedKeys(g.files)
 	l.mu.Unlock()
-	slices.Sort(files)
 
 	err := l.uploadFiles(ctx, files, func() bool {
 		l.mu.Lock()
@@ -394,25 +598,15 @@ func (l *Live) uploadGuide(ctx context.Context, g *pendingGuide) {
 		return g.gen != gen
 	})
 	if errors.Is(err, errReexported) {
-		return // picked up again at once, with the new files
+		return nil // picked up again at once, with the new files
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
-		g.tries++
-		wait := min(l.cfg.RetryMin<<min(g.tries-1, 30), l.cfg.RetryMax)
-		g.next = l.clock.Now().Add(wait)
-		kind := errorKind(err)
-		l.m.failures.WithLabelValues(kind).Inc()
-		if msg := err.Error(); msg != g.lastErr {
-			g.lastErr = msg
-			l.log.Error("upload failed; retrying until it succeeds", "guide", g.name, "kind", kind, "in", wait.String(),
-				"error", msg, "what to do", advice(kind))
-		}
-		return
+		return l.failedGuide(g, err)
 	}
 	if g.lastErr != "" {
 		l.log.Info("uploads resumed", "guide", g.name, "after tries", g.tries)
@@ -426,16 +620,38 @@ func (l *Live) uploadGuide(ctx context.Context, g *pendingGuide) {
 	}
 	l.m.pendingObjects.Sub(float64(done))
 	if len(g.files) == 0 {
-		if err := removeSynced(l.cfg.OutboxDir, outboxFile(g.name)); err != nil {
+		if err := l.box.remove(outboxFile(g.name)); err != nil {
 			l.log.Error("outbox entry not removed: its files will be uploaded again at the next start", "guide", g.name, "error", err.Error())
 		}
+		l.setUnsaved(g, false) // in the bucket: nothing left to save
 		delete(l.pending, g.name)
-		return
+		return nil
 	}
-	if err := writeEntry(l.cfg.OutboxDir, &outboxEntry{Name: g.name, Since: g.since, Files: sortedKeys(g.files)}); err != nil {
-		l.log.Error("outbox entry not rewritten: some files will be uploaded again at the next start", "guide", g.name, "error", err.Error())
+	if err := l.save(g); err != nil {
+		l.log.Error("outbox entry not rewritten; trying again with the next upload", "guide", g.name, "error", err.Error())
 	}
 	g.tries, g.next, g.lastErr = 0, time.Time{}, ""
+	return nil
+}
+
+// failedGuide schedules g's next try after err, logging err once per
+// guide; with FailPermanent a permanent err is returned instead. l.mu is
+// held.
+func (l *Live) failedGuide(g *pendingGuide, err error) error {
+	kind := errorKind(err)
+	l.m.failures.WithLabelValues(kind).Inc()
+	if kind == "permanent" && l.cfg.FailPermanent {
+		return err
+	}
+	g.tries++
+	wait := min(l.cfg.RetryMin<<min(g.tries-1, 30), l.cfg.RetryMax)
+	g.next = l.clock.Now().Add(wait)
+	if kind != g.lastErr { // not every try: the messages differ by request ids
+		g.lastErr = kind
+		l.log.Error("upload failed; retrying until it succeeds", "guide", g.name, "kind", kind, "in", wait.String(),
+			"error", err.Error(), "what to do", advice(kind))
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -488,8 +704,19 @@ func (l *Live) uploadFiles(ctx context.Context, files []string, changed func() b
 	}
 	for phase := numPhases - 1; phase >= 0; phase-- {
 		err := parallel(ctx, l.cfg.Jobs, len(gone[phase]), func(ctx context.Context, i int) error {
-			if err := l.cfg.Bucket.Delete(ctx, gone[phase][i]); err != nil && !isNotFound(err) {
-				return fmt.Errorf("delete %s: %w", gone[phase][i], err)
+			key := gone[phase][i]
+			// The rule of every deletion: only what guidepub wrote.
+			switch reason, err := l.d.staleReason(ctx, key); {
+			case err != nil:
+				return err
+			case reason == "foreign":
+				l.log.Warn("object kept: guidepub did not write it", "key", key)
+				return nil
+			case reason == "":
+				return nil // gone already
+			}
+			if err := l.cfg.Bucket.Delete(ctx, key); err != nil && !isNotFound(err) {
+				return fmt.Errorf("delete %s: %w", key, err)
 			}
 			l.m.deletes.Inc()
 			return nil
@@ -509,6 +736,9 @@ func errorKind(err error) string {
 	if errors.Is(err, errOtherPublisher) {
 		return "conflict"
 	}
+	if errors.Is(err, ErrTooManyDeletes) {
+		return "permanent"
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.PermissionDenied, gcerrors.InvalidArgument, gcerrors.FailedPrecondition, gcerrors.NotFound, gcerrors.Unimplemented:
 		return "permanent"
@@ -526,11 +756,19 @@ func errorKind(err error) string {
 	return "transient"
 }
 
+// adviceFor says what an operator can do about err.
+func adviceFor(err error) string {
+	if errors.Is(err, ErrTooManyDeletes) {
+		return "check that the public tree is the one this bucket publishes, then run \"guidepub publish\" with --max-deletes"
+	}
+	return advice(errorKind(err))
+}
+
 // advice says what an operator can do about an error of kind.
 func advice(kind string) string {
 	switch kind {
 	case "permanent":
-		return "check the credentials (expired? AWS_ACCESS_KEY_ID…), that they may write to the bucket, and the bucket URL; uploads resume on their own once it is fixed"
+		return "check the credentials (expired? AWS_ACCESS_KEY_ID…), that they may write to the bucket, that the bucket exists, and the bucket URL; a watcher's uploads resume on their own once it is fixed"
 	case "conflict":
 		return "two watchers publish to this bucket and prefix and would overwrite each other's guides: stop one, or give each its own bucket or prefix; this one's uploads wait in its outbox and go once the other stops"
 	}

@@ -149,6 +149,18 @@ func (s *exportSite) liveConfig(b *blob.Bucket, logs *syncBuffer) LiveConfig {
 	return cfg
 }
 
+// outboxFiles returns the names in the outbox dir but its lock file.
+func outboxFiles(dir string) []string {
+	des, _ := os.ReadDir(dir)
+	var out []string
+	for _, de := range des {
+		if de.Name() != lockFile {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -236,7 +248,7 @@ func TestLive(t *testing.T) {
 	proxy, counts := countingProxy(t, st.Endpoint)
 	b := openS3(t, proxy, "live")
 	s := newExportSite(t, "301-king-st-e", "ansi-us-house")
-	l, err := NewLive(s.liveConfig(b, nil))
+	l, err := NewLive(context.Background(), s.liveConfig(b, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,8 +301,8 @@ func TestLive(t *testing.T) {
 	}
 	idle(t, l, 30*time.Second)
 	sameAsReconcile(t, s, b)
-	if des, _ := os.ReadDir(l.cfg.OutboxDir); len(des) != 0 {
-		t.Errorf("outbox not empty: %v", des)
+	if left := outboxFiles(l.cfg.OutboxDir); len(left) != 0 {
+		t.Errorf("outbox not empty: %v", left)
 	}
 }
 
@@ -311,7 +323,7 @@ func TestLiveStoreOutage(t *testing.T) {
 			close(stopped)
 		}
 	}
-	l, err := NewLive(cfg)
+	l, err := NewLive(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +363,7 @@ func TestLiveCredentialsRefused(t *testing.T) {
 	st.Start("another-secret") // our key no longer works
 	s := newExportSite(t, "301-king-st-e")
 	logs := &syncBuffer{}
-	l, err := NewLive(s.liveConfig(b, logs))
+	l, err := NewLive(context.Background(), s.liveConfig(b, logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +400,7 @@ func TestLiveReexportWhilePending(t *testing.T) {
 	first := s.exportAll()
 	r1 := s.rename("301-king-st-e", "Living Room", "Sitting Room")
 	r2 := s.rename("301-king-st-e", "Sitting Room", "Lounge")
-	l, err := NewLive(s.liveConfig(b, nil))
+	l, err := NewLive(context.Background(), s.liveConfig(b, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +434,7 @@ func TestLiveTwoWatchers(t *testing.T) {
 	st := startStore(t)
 	b := newBucket(t, st.Endpoint, "two")
 	a, c := newExportSite(t, "301-king-st-e"), newExportSite(t, "ansi-us-house")
-	la, err := NewLive(a.liveConfig(b, nil))
+	la, err := NewLive(context.Background(), a.liveConfig(b, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +450,7 @@ func TestLiveTwoWatchers(t *testing.T) {
 	idle(t, la, 30*time.Second)
 
 	logs := &syncBuffer{}
-	lc, err := NewLive(c.liveConfig(b, logs))
+	lc, err := NewLive(context.Background(), c.liveConfig(b, logs))
 	if err != nil {
 		t.Fatal(err)
 	}
