@@ -47,9 +47,9 @@ type Config struct {
 	// default only those guidepub wrote (Owned) are deleted, and another
 	// writer's stay (counted in Report.Foreign).
 	DeleteForeign bool
-	Plan      io.Writer // receives one line per planned change; may be nil
-	Progress  io.Writer // non-nil: draw a progress bar there
-	Logger    *slog.Logger
+	Plan          io.Writer // receives one line per planned change; may be nil
+	Progress      io.Writer // non-nil: draw a progress bar there
+	Logger        *slog.Logger
 	// OnUpload, when set, is called after each object is uploaded, from
 	// the uploading goroutine.
 	OnUpload func(key string)

@@ -104,11 +104,11 @@ type Report struct {
 	Deleted            int
 	// Foreign counts the stale objects kept because guidepub did not
 	// write them (see Owned and Config.DeleteForeign).
-	Foreign int
-	Bytes              int64 // bytes uploaded
-	Listed             int   // objects listed under the prefix
-	DryRun             bool
-	Duration           time.Duration
+	Foreign  int
+	Bytes    int64 // bytes uploaded
+	Listed   int   // objects listed under the prefix
+	DryRun   bool
+	Duration time.Duration
 }
 
 // Summary returns the report on one line.
