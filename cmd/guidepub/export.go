@@ -17,6 +17,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/pipeline"
+	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
@@ -43,7 +44,9 @@ can share one full rebuild.
 
 With --publish URL, the public files the export wrote or removed are then
 uploaded to the bucket (no listing; see "watch --publish"), and the command
-waits until they are there.
+waits until they are there. A store that refuses the credentials, or a
+missing bucket, ends it with exit status 1 and the reason; the uploads
+wait in the outbox for the next export or watch with --publish.
 
 Examples:
    guidepub export --src bundles --out public --private private
@@ -121,10 +124,16 @@ func (e *env) runExport(c *cli.Context) error {
 		}
 	}
 	if live != nil {
-		if n := pipe.Idle(c.Context); n > 0 {
+		to := publish.RedactURL(c.String("publish"))
+		n := pipe.Idle(c.Context)
+		if err := live.Err(); err != nil {
+			return fmt.Errorf("publish to %s: %w; uploads of %d guide(s) wait in %s and go with the next export or watch with --publish",
+				to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg.PrivateDir))
+		}
+		if n > 0 {
 			return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg.PrivateDir))
 		}
-		fmt.Fprintln(e.stdout, "published to", c.String("publish"))
+		fmt.Fprintln(e.stdout, "published to", to)
 	}
 	if rejected > 0 {
 		return fmt.Errorf("%d bundle(s) rejected", rejected)

@@ -44,8 +44,11 @@ func outboxDir(private string) string { return filepath.Join(private, site.Outbo
 
 // openLive opens the --publish bucket and returns the live publisher for
 // cfg's trees (nil without --publish) and a function that closes the
-// bucket. Its metrics go to reg when not nil. It returns a *usageError
-// for bad flag values, and an error when the outbox cannot be read.
+// bucket and releases the outbox. It waits while another process
+// publishes from the same private tree (saying so). Its metrics go to reg
+// when not nil. It returns a *usageError for bad flag values, and an
+// error when the outbox cannot be read. The URL is printed redacted
+// (publish.RedactURL) everywhere.
 func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger, reg prometheus.Registerer) (*publish.Live, func(), error) {
 	url := c.String("publish")
 	if url == "" {
@@ -63,7 +66,7 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 	}
 	bucket, err := publish.OpenBucket(c.Context, url)
 	if err != nil {
-		return nil, nil, usagef("--publish: %v", err)
+		return nil, nil, usagef("--publish %s: %v", publish.RedactURL(url), publish.RedactError(err, url))
 	}
 	lcfg := publish.DefaultLiveConfig()
 	lcfg.From, lcfg.FromDir = afero.NewOsFs(), cfg.OutDir
@@ -75,6 +78,10 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 		lcfg.LeaseName = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
 	}
 	lcfg.OutboxDir = outboxDir(cfg.PrivateDir)
+	// export is one-shot: a refused credential or a missing bucket ends it
+	// (exit 1) rather than being retried with nobody watching; watch and
+	// dev retry, and say so, until it is fixed.
+	lcfg.FailPermanent = c.Command.Name == "export"
 	lcfg.Clock, lcfg.Logger, lcfg.Registerer = e.clock, logger, reg
 	if err := validConfig(lcfg.Validate()); err != nil {
 		bucket.Close()

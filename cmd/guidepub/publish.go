@@ -90,7 +90,7 @@ func (e *env) runPublish(c *cli.Context) error {
 	}
 	bucket, err := publish.OpenBucket(c.Context, to)
 	if err != nil {
-		return usagef("--to: %v", err)
+		return usagef("--to %s: %v", publish.RedactURL(to), publish.RedactError(err, to))
 	}
 	defer bucket.Close()
 	cfg := publish.DefaultConfig()
@@ -118,7 +118,7 @@ func (e *env) runPublish(c *cli.Context) error {
 		fmt.Fprintln(e.stdout, rep.Summary())
 	}
 	if err != nil {
-		return fmt.Errorf("publish: %w", err)
+		return publish.RedactError(err, to) // it says "publish: …"
 	}
 	return nil
 }
