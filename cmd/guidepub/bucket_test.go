@@ -136,7 +136,9 @@ func TestBucketURLRedacted(t *testing.T) {
 		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
 			"--publish", missing, "--publish-retry-max", "300ms"}, &wout, &werr)
 	}()
-	eventually(t, "watch to log the failure", func() bool { return strings.Contains(werr.String(), "kind=permanent") || strings.Contains(werr.String(), `"kind":"permanent"`) })
+	eventually(t, "watch to log the failure", func() bool {
+		return strings.Contains(werr.String(), "kind=permanent") || strings.Contains(werr.String(), `"kind":"permanent"`)
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("watch: %v", err)
