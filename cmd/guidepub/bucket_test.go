@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -72,7 +73,7 @@ func TestExportPublishPermanent(t *testing.T) {
 // outboxEntries returns the guides' entries in priv's outbox.
 func outboxEntries(t *testing.T, priv string) []string {
 	t.Helper()
-	des, _ := os.ReadDir(outboxDir(priv))
+	des, _ := os.ReadDir(filepath.Join(priv, "outbox"))
 	var out []string
 	for _, de := range des {
 		if n := de.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, "exporting-") {

@@ -128,10 +128,10 @@ func (e *env) runExport(c *cli.Context) error {
 		n := pipe.Idle(c.Context)
 		if err := live.Err(); err != nil {
 			return fmt.Errorf("publish to %s: %w; uploads of %d guide(s) wait in %s and go with the next export or watch with --publish",
-				to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg.PrivateDir))
+				to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg))
 		}
 		if n > 0 {
-			return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg.PrivateDir))
+			return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg))
 		}
 		fmt.Fprintln(e.stdout, "published to", to)
 	}

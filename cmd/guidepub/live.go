@@ -39,8 +39,15 @@ func metricsFlag() []cli.Flag {
 	return []cli.Flag{stringFlag("metrics-addr", "", "HOST:PORT to serve Prometheus metrics on at /metrics (live publishing, Go, process); empty: none")}
 }
 
-// outboxDir is where live publishing keeps what is still to upload.
-func outboxDir(private string) string { return filepath.Join(private, site.OutboxDir) }
+// outboxDir is where live publishing keeps what is still to upload, in
+// the private tree of cfg: one folder per shard, as the records, since
+// one process at a time uses an outbox and shards publish side by side.
+func outboxDir(cfg exporter.Config) string {
+	if cfg.Shards > 1 {
+		return filepath.Join(cfg.PrivateDir, fmt.Sprintf("%s-%d-of-%d", site.OutboxDir, cfg.Shard, cfg.Shards))
+	}
+	return filepath.Join(cfg.PrivateDir, site.OutboxDir)
+}
 
 // openLive opens the --publish bucket and returns the live publisher for
 // cfg's trees (nil without --publish) and a function that closes the
@@ -77,7 +84,7 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 		// Shards publish disjoint guides: they need not wait for each other.
 		lcfg.LeaseName = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
 	}
-	lcfg.OutboxDir = outboxDir(cfg.PrivateDir)
+	lcfg.OutboxDir = outboxDir(cfg)
 	// export is one-shot: a refused credential or a missing bucket ends it
 	// (exit 1) rather than being retried with nobody watching; watch and
 	// dev retry, and say so, until it is fixed.

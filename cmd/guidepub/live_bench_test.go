@@ -138,7 +138,7 @@ func benchLivePublish(b *testing.B, n int) {
 	}
 	defer bucket.Close()
 	lcfg := publish.DefaultLiveConfig()
-	lcfg.From, lcfg.FromDir, lcfg.Bucket, lcfg.OutboxDir = afero.NewOsFs(), out, bucket, outboxDir(priv)
+	lcfg.From, lcfg.FromDir, lcfg.Bucket, lcfg.OutboxDir = afero.NewOsFs(), out, bucket, outboxDir(exporter.Config{PrivateDir: priv})
 	live, err := publish.NewLive(ctx, lcfg)
 	if err != nil {
 		b.Fatal(err)
