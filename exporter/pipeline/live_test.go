@@ -263,3 +263,50 @@ func TestHideWithOutboxFault(t *testing.T) {
 		t.Errorf("the failed write was not logged:\n%s", logs.String())
 	}
 }
+
+// TestIntentWriteRetried: an export's intent whose write fails once (a
+// full disk freed a moment later) is written again, and the export runs;
+// one that keeps failing refuses the export, which changes nothing.
+func TestIntentWriteRetried(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "public")
+	os.MkdirAll(filepath.Join(out, "v1/data"), 0o755)
+	os.WriteFile(filepath.Join(out, "v1/data/status"), []byte(`{"status":"ready"}`), 0o644)
+	b, err := publish.OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	faults := publishtest.NewFaultFs(afero.NewOsFs())
+	cfg := publish.DefaultLiveConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket, cfg.OutboxDir, cfg.OutboxFs = afero.NewOsFs(), out, b, filepath.Join(dir, "outbox"), faults
+	cfg.RetryMin, cfg.RetryMax = 10*time.Millisecond, 20*time.Millisecond
+	live, err := publish.NewLive(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	p := New(Config{Live: live})
+	runPipeline(t, p)
+	ran := 0
+	export := func() (*exporter.GuideResult, error) {
+		ran++
+		return &exporter.GuideResult{GuideID: "g1", Changed: true, Changes: []exporter.FileChange{{Path: "v1/data/status"}}}, nil
+	}
+	faults.Fail(1, publishtest.Intents)
+	if _, _, err := p.ExportGuide(ctx, export); err != nil || ran != 1 {
+		t.Fatalf("after one failed intent write: err %v, export ran %d times", err, ran)
+	}
+	idle(t, p, 10*time.Second)
+	if ok, _ := b.Exists(ctx, "v1/data/status"); !ok {
+		t.Fatal("not uploaded")
+	}
+	faults.Fail(100, publishtest.Intents)
+	if _, _, err := p.ExportGuide(ctx, export); err == nil || ran != 1 {
+		t.Fatalf("the intent cannot be written: err %v, export ran %d times", err, ran)
+	}
+	if left := outboxLeft(trees{priv: dir}); len(left) != 0 {
+		t.Errorf("left in the outbox: %v", left)
+	}
+}
