@@ -67,6 +67,9 @@ func (e *env) runWatch(c *cli.Context) error {
 	reg := prometheus.NewRegistry()
 	live, closeLive, err := e.openLive(c, cfg, logger, reg)
 	if err != nil {
+		if c.Context.Err() != nil {
+			return nil // stopped while another process held the outbox
+		}
 		return err
 	}
 	defer closeLive()
