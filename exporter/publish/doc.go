@@ -8,5 +8,8 @@
 // they are. Unchanged objects are skipped by content hash; uploads go in
 // phases (media, then summaries and autofill documents, then statuses) so
 // a reader never sees a document whose media or companions are missing;
-// stale objects are deleted last, within a limit.
+// stale objects are deleted last, within a limit, and only those guidepub
+// wrote (Owned): another writer's objects under the prefix stay. Live
+// keeps a bucket current as exports happen, and makes it converge to the
+// tree after any fault (an outbox write failing, a crash).
 package publish
