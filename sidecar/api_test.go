@@ -308,18 +308,18 @@ func TestDispatchDelivers(t *testing.T) {
 func TestEnqueueOncePerRevision(t *testing.T) {
 	e := newEnv(t, storetestSQLite(t), nil)
 	ctx := context.Background()
-	ds, err := e.events.Enqueue(ctx, guideReady)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("first Enqueue: %v, %d deliveries", err, len(ds))
+	ds, before, err := e.events.Enqueue(ctx, guideReady)
+	if err != nil || len(ds) != 2 || before != 0 {
+		t.Fatalf("first Enqueue: %v, %d deliveries, %d sent before", err, len(ds), before)
 	}
-	ds, err = e.events.Enqueue(ctx, guideReady)
-	if err != nil || len(ds) != 0 {
-		t.Fatalf("second Enqueue of the same revision: %v, %d deliveries", err, len(ds))
+	ds, before, err = e.events.Enqueue(ctx, guideReady)
+	if err != nil || len(ds) != 0 || before != 2 {
+		t.Fatalf("second Enqueue of the same revision: %v, %d deliveries, %d sent before (want 0 and 2)", err, len(ds), before)
 	}
-	if _, err := e.events.Enqueue(ctx, guideNotReady); err != ErrNotReady {
+	if _, _, err := e.events.Enqueue(ctx, guideNotReady); err != ErrNotReady {
 		t.Fatalf("Enqueue of a guide not ready: %v", err)
 	}
-	if _, err := e.events.Enqueue(ctx, "missing"); err != ErrGuideNotFound {
+	if _, _, err := e.events.Enqueue(ctx, "missing"); err != ErrGuideNotFound {
 		t.Fatalf("Enqueue of an unknown guide: %v", err)
 	}
 	obj, err := e.events.Object(ctx, guideReady)

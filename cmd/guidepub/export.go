@@ -246,15 +246,15 @@ type eventQueue struct {
 }
 
 // Enqueue queues guideID's ready event; see sidecar.Events.Enqueue.
-func (q eventQueue) Enqueue(ctx context.Context, guideID string) (int, error) {
-	ds, err := q.ev.Enqueue(ctx, guideID)
+func (q eventQueue) Enqueue(ctx context.Context, guideID string) (pipeline.Enqueued, error) {
+	ds, before, err := q.ev.Enqueue(ctx, guideID)
 	if err != nil {
-		return 0, err
+		return pipeline.Enqueued{}, err
 	}
 	for _, d := range ds {
 		q.logger.Info("ready event queued", "guide", guideID, "url", d.URL, "delivery", d.ID)
 	}
-	return len(ds), nil
+	return pipeline.Enqueued{Queued: len(ds), SentBefore: before}, nil
 }
 
 // parseShard parses --shard "i/n" (0 <= i < n); "" is the whole export.
