@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -401,4 +403,19 @@ func TestHealthReadyMetricsOpenAPI(t *testing.T) {
 	}
 	e.store.Close()
 	wantError(t, e.do("GET", "/readyz", nil, nil), http.StatusServiceUnavailable, "unavailable")
+}
+
+// TestRequestLog: each request gets one log line, unless NoRequestLog.
+func TestRequestLog(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		var logs bytes.Buffer
+		e := newEnv(t, storetestSQLite(t), func(c *Config) {
+			c.Logger, c.NoRequestLog = slog.New(slog.NewTextHandler(&logs, nil)), quiet
+		})
+		logs.Reset()
+		e.do("GET", "/healthz", nil, nil)
+		if got := strings.Count(logs.String(), "msg=request "); got != map[bool]int{false: 1, true: 0}[quiet] {
+			t.Errorf("NoRequestLog %v: %d request lines:\n%s", quiet, got, logs.String())
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,17 +17,22 @@ import (
 	"testing"
 
 	"golang.org/x/oauth2"
+
+	"github.com/guidepub/guidepub/fixtures"
 )
 
-// TestDevOAuth registers an OAuth app and an owner password with the
-// guidepub binary, then completes the authorization code flow against a
-// running "guidepub dev" with golang.org/x/oauth2 as the app and a cookie
-// jar as the owner's browser, and calls the Portal API with the token.
+// TestDevOAuth follows dev's sample OAuth app as printed; then registers an
+// OAuth app and an owner password with the guidepub binary, completes the
+// authorization code flow against the running "guidepub dev" with
+// golang.org/x/oauth2 as the app and a cookie jar as the owner's browser,
+// and calls the Portal API with the token.
 func TestDevOAuth(t *testing.T) {
 	bin := buildGuidepub(t)
 	work := filepath.Join(t.TempDir(), "work")
 	dev := startDev(t, bin, "--work-dir", work)
 	storeFile := filepath.Join(work, defaultStoreFile)
+	// First, before user-1001's password changes below.
+	t.Run("dev's sample app", func(t *testing.T) { testDevOAuthSample(t, dev) })
 
 	var landed url.Values
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -119,5 +125,80 @@ func TestDevOAuth(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), app.ClientID) {
 		t.Fatalf("integrations/test: %d %s", resp.StatusCode, b)
+	}
+}
+
+// testDevOAuthSample follows what dev printed for its sample app as a
+// person would: the authorize URL in a browser (a cookie jar), sign-in
+// with the printed password, Allow; then the exchange command that dev's
+// redirect URI page shows, pasted into a shell, and the Portal API call.
+func testDevOAuthSample(t *testing.T, dev *devProcess) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		fixtures.Missing(t, "curl", "apt-get install curl")
+	}
+	out := dev.stdout.String()
+	var authorize string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, dev.base+"/oauth/authorize?") {
+			authorize = l
+		}
+	}
+	owner, password := between(out, "sign in as ", " (password: "), between(out, "(password: ", ")")
+	if authorize == "" || owner != "user-1001" || password == "" {
+		t.Fatalf("no authorize URL, owner and password printed:\n%s", out)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	fields := regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`)
+	action := regexp.MustCompile(`<form method="post" action="([^"]*)">`)
+	submit := func(page string, set url.Values) string {
+		t.Helper()
+		f := url.Values{}
+		for _, m := range fields.FindAllStringSubmatch(page, -1) {
+			f.Set(m[1], html.UnescapeString(m[2]))
+		}
+		for k, v := range set {
+			f[k] = v
+		}
+		a := action.FindStringSubmatch(page)
+		if a == nil {
+			t.Fatalf("no form:\n%s", page)
+		}
+		resp, err := browser.PostForm(dev.base+html.UnescapeString(a[1]), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(b)
+	}
+	resp, err := browser.Get(authorize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	consent := submit(string(b), url.Values{"username": {owner}, "password": {password}})
+	landed := submit(consent, url.Values{"decision": {"allow"}, "grant": devScopes}) // the boxes, ticked
+	pre := regexp.MustCompile(`(?s)<pre>(.*?)</pre>`).FindAllStringSubmatch(landed, -1)
+	if len(pre) != 2 || !strings.Contains(pre[0][1], "/oauth/token") {
+		t.Fatalf("the redirect URI's page shows no exchange command:\n%s", landed)
+	}
+	exchange := html.UnescapeString(pre[0][1])
+	got, err := exec.Command("bash", "-c", exchange).Output()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		Scope       string
+	}
+	if err != nil || json.Unmarshal(got, &tok) != nil || tok.AccessToken == "" || tok.Scope != "guide.events guide.read guide.list" {
+		t.Fatalf("%s: %v\n%s", exchange, err, got)
+	}
+	api := html.UnescapeString(pre[1][1])
+	api = api[strings.Index(api, "curl"):] // after the ACCESS_TOKEN= line
+	cmd := exec.Command("bash", "-c", api)
+	cmd.Env = append(os.Environ(), "ACCESS_TOKEN="+tok.AccessToken)
+	got, err = cmd.Output()
+	if clientID := between(out, "(client id ", ","); err != nil || !strings.Contains(string(got), `"appId":"`+clientID+`"`) {
+		t.Fatalf("%s: %v\n%s", api, err, got)
 	}
 }

@@ -251,10 +251,15 @@ func (q eventQueue) Enqueue(ctx context.Context, guideID string) (pipeline.Enque
 	if err != nil {
 		return pipeline.Enqueued{}, err
 	}
+	q.logQueued(guideID, ds)
+	return pipeline.Enqueued{Queued: len(ds), SentBefore: before}, nil
+}
+
+// logQueued logs each delivery queued for guideID's ready event.
+func (q eventQueue) logQueued(guideID string, ds []delivery.Delivery) {
 	for _, d := range ds {
 		q.logger.Info("ready event queued", "guide", guideID, "url", d.URL, "delivery", d.ID)
 	}
-	return pipeline.Enqueued{Queued: len(ds), SentBefore: before}, nil
 }
 
 // parseShard parses --shard "i/n" (0 <= i < n); "" is the whole export.
