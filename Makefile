@@ -12,8 +12,10 @@ help: ## show this help
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(IMAGE)|$(IMAGE)|g' -e 's|$$(BIN)|$(BIN)|g' | \
 	  awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
 
-run: ## export the embedded fixtures and serve them with the sidecar (guidepub dev)
-	$(GO) run ./cmd/guidepub dev
+# run builds and runs the binary rather than "go run", which exits 1 on
+# Ctrl-C (make then reports an error) and for any failure of guidepub.
+run: build ## export the embedded sample bundles and serve them with the sidecar ($(BIN) dev)
+	$(BIN) dev
 
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)

@@ -595,6 +595,12 @@ func testDevManageURL(t *testing.T, dev *devProcess, appID, token string) {
 			t.Errorf("GET %s: %d, no %q:\n%s", ev.URLs.ManageURL, code, want, page)
 		}
 	}
+	// A view's autofill is linked when it has one.
+	code, page = get(t, dev.base+"/guides/gUS123MAPLE")
+	if code != http.StatusOK || !strings.Contains(string(page), `href="/vMAPLE-main/reso/autofill"`) ||
+		strings.Contains(string(page), `href="/vMAPLE-noauto/reso/autofill"`) {
+		t.Errorf("GET /guides/gUS123MAPLE: %d, the autofill links are not the views':\n%s", code, page)
+	}
 	if code, _ := get(t, dev.base+"/guides/gNOSUCHGUIDE"); code != http.StatusNotFound {
 		t.Errorf("the manage page of a guide not published: %d, want 404", code)
 	}

@@ -2,21 +2,49 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"html/template"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/guidepub/guidepub/site"
 )
 
-// Dev's own pages: templates in devpages/, each a "body" inside page.html.
+// Dev's own pages: templates in devpages/, each a "body" inside page.html,
+// with page.css inline (allowed by its hash, nothing else loads).
 var (
-	//go:embed devpages/*.html
+	//go:embed devpages/*.html devpages/page.css
 	devPagesFS      embed.FS
-	devManagePage   = template.Must(template.ParseFS(devPagesFS, "devpages/page.html", "devpages/manage.html"))
-	devCallbackPage = template.Must(template.ParseFS(devPagesFS, "devpages/page.html", "devpages/callback.html"))
+	devStyle        = mustRead(devPagesFS, "devpages/page.css")
+	devManagePage   = devPage("devpages/manage.html")
+	devCallbackPage = devPage("devpages/callback.html")
+	devPageCSP      = "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sha256Sum(devStyle)) + "'; frame-ancestors 'none'"
 )
+
+// devPage parses page.html with the body template file.
+func devPage(file string) *template.Template {
+	funcs := template.FuncMap{"devStyle": func() template.CSS { return template.CSS(devStyle) }}
+	return template.Must(template.New("page").Funcs(funcs).ParseFS(devPagesFS, "devpages/page.html", file))
+}
+
+// mustRead returns an embedded file's text.
+func mustRead(fsys embed.FS, name string) string {
+	b, err := fsys.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// sha256Sum returns the SHA-256 of s.
+func sha256Sum(s string) []byte {
+	sum := sha256.Sum256([]byte(s))
+	return sum[:]
+}
 
 // devManagePattern routes a ready event's manageUrl to devManage.
 const devManagePattern = "GET /guides/{guideId}"
@@ -37,7 +65,7 @@ func writeDevPage(w http.ResponseWriter, page *template.Template, data any) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", devPageCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.Write(buf.Bytes())
@@ -64,12 +92,13 @@ func (m devManage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type view struct {
-		ID      string
-		Default bool
+		ID                string
+		Default, Autofill bool // a view that is not ready, or hides it, has no autofill
 	}
 	var views []view
 	for _, v := range rec.ViewIDs {
-		views = append(views, view{v, v == rec.DefaultViewID})
+		_, err := os.Stat(filepath.Join(m.out, filepath.FromSlash(site.ViewFile(v, site.AutofillFile))))
+		views = append(views, view{v, v == rec.DefaultViewID, err == nil})
 	}
 	writeDevPage(w, devManagePage, map[string]any{"Title": "Guide " + rec.GuideID, "Record": rec, "Views": views})
 }
