@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,6 +64,28 @@ func TestDevTerminal(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if after := strings.TrimPrefix(dev.stdout.String(), out); strings.Contains(after, " request ") {
 		t.Errorf("requests logged without --log-requests:\n%s", after)
+	}
+
+	t.Run("slow webhook", func(t *testing.T) { testDevBannerWaits(t, bin) })
+}
+
+// testDevBannerWaits: a webhook that takes a second to answer the first
+// export's ready event still has its delivery logged before the banner.
+func testDevBannerWaits(t *testing.T, bin string) {
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hook.Close()
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	upload(t, src, "301-king-st-e", sampleBundle(t, "301-king-st-e", hook.URL+"/ready"))
+	dev := startDevWith(t, bin, true, "--src", src, "--work-dir", filepath.Join(root, "work"))
+	out := dev.stdout.String()
+	bannerLines(t, out)
+	before, _, _ := strings.Cut(out, "Views (public, no credentials):")
+	if !strings.Contains(before, "INF webhook delivered") {
+		t.Errorf("the slow webhook's delivery is not logged before the banner:\n%s", out)
 	}
 }
 
