@@ -73,40 +73,11 @@ func TestDevOAuth(t *testing.T) {
 		t.Fatalf("metadata %+v does not name dev's own endpoints (%s)", md, dev.base)
 	}
 
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar}
-	fields := regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`)
-	action := regexp.MustCompile(`<form method="post" action="([^"]*)">`)
-	submit := func(page string, set url.Values) string {
-		t.Helper()
-		f := url.Values{}
-		for _, m := range fields.FindAllStringSubmatch(page, -1) {
-			f.Set(m[1], html.UnescapeString(m[2]))
-		}
-		for k, v := range set {
-			f[k] = v
-		}
-		a := action.FindStringSubmatch(page)
-		if a == nil {
-			t.Fatalf("no form:\n%s", page)
-		}
-		resp, err := browser.PostForm(dev.base+html.UnescapeString(a[1]), f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return string(b)
-	}
+	owner := newBrowser(t, dev.base)
 	verifier := oauth2.GenerateVerifier()
-	resp, err = browser.Get(conf.AuthCodeURL("state-of-the-app", oauth2.S256ChallengeOption(verifier)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	consent := submit(string(b), url.Values{"username": {"user-1001"}, "password": {"a long passphrase for user-1001"}})
-	submit(consent, url.Values{"decision": {"allow"}, "grant": {"guide.events"}})
+	signIn := owner.get(conf.AuthCodeURL("state-of-the-app", oauth2.S256ChallengeOption(verifier)))
+	consent := owner.submit(signIn, url.Values{"username": {"user-1001"}, "password": {"a long passphrase for user-1001"}})
+	owner.submit(consent, url.Values{"decision": {"allow"}, "grant": {"guide.events"}})
 	if landed.Get("state") != "state-of-the-app" || landed.Get("code") == "" {
 		t.Fatalf("the app got %v", landed)
 	}
@@ -121,7 +92,7 @@ func TestDevOAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ = io.ReadAll(resp.Body)
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), app.ClientID) {
 		t.Fatalf("integrations/test: %d %s", resp.StatusCode, b)
@@ -143,43 +114,13 @@ func testDevOAuthSample(t *testing.T, dev *devProcess) {
 			authorize = l
 		}
 	}
-	owner, password := between(out, "sign in as ", " (password: "), between(out, "(password: ", ")")
-	if authorize == "" || owner != "user-1001" || password == "" {
+	ownerID, password := between(out, "sign in as ", " (password: "), between(out, "(password: ", ")")
+	if authorize == "" || ownerID != "user-1001" || password == "" {
 		t.Fatalf("no authorize URL, owner and password printed:\n%s", out)
 	}
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar}
-	fields := regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`)
-	action := regexp.MustCompile(`<form method="post" action="([^"]*)">`)
-	submit := func(page string, set url.Values) string {
-		t.Helper()
-		f := url.Values{}
-		for _, m := range fields.FindAllStringSubmatch(page, -1) {
-			f.Set(m[1], html.UnescapeString(m[2]))
-		}
-		for k, v := range set {
-			f[k] = v
-		}
-		a := action.FindStringSubmatch(page)
-		if a == nil {
-			t.Fatalf("no form:\n%s", page)
-		}
-		resp, err := browser.PostForm(dev.base+html.UnescapeString(a[1]), f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return string(b)
-	}
-	resp, err := browser.Get(authorize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	consent := submit(string(b), url.Values{"username": {owner}, "password": {password}})
-	landed := submit(consent, url.Values{"decision": {"allow"}, "grant": devScopes}) // the boxes, ticked
+	owner := newBrowser(t, dev.base)
+	consent := owner.submit(owner.get(authorize), url.Values{"username": {ownerID}, "password": {password}})
+	landed := owner.submit(consent, url.Values{"decision": {"allow"}, "grant": devScopes}) // the boxes, ticked
 	pre := regexp.MustCompile(`(?s)<pre>(.*?)</pre>`).FindAllStringSubmatch(landed, -1)
 	if len(pre) != 2 || !strings.Contains(pre[0][1], "/oauth/token") {
 		t.Fatalf("the redirect URI's page shows no exchange command:\n%s", landed)
@@ -201,4 +142,59 @@ func testDevOAuthSample(t *testing.T, dev *devProcess) {
 	if clientID := between(out, "(client id ", ","); err != nil || !strings.Contains(string(got), `"appId":"`+clientID+`"`) {
 		t.Fatalf("%s: %v\n%s", api, err, got)
 	}
+}
+
+// browser is an owner's browser on the sign-in and consent pages: it
+// keeps cookies, and submits a page's form with its hidden fields.
+type browser struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+}
+
+// newBrowser returns a browser for the sidecar at base.
+func newBrowser(t *testing.T, base string) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: base, client: &http.Client{Jar: jar}}
+}
+
+var (
+	hiddenField = regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`)
+	formAction  = regexp.MustCompile(`<form method="post" action="([^"]*)">`)
+)
+
+// get returns the page at u, after redirects.
+func (b *browser) get(u string) string {
+	b.t.Helper()
+	resp, err := b.client.Get(u)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// submit posts the form of page with its hidden fields and set, and
+// returns the page it ends on, after redirects.
+func (b *browser) submit(page string, set url.Values) string {
+	b.t.Helper()
+	f := url.Values{}
+	for _, m := range hiddenField.FindAllStringSubmatch(page, -1) {
+		f.Set(m[1], html.UnescapeString(m[2]))
+	}
+	for k, v := range set {
+		f[k] = v
+	}
+	a := formAction.FindStringSubmatch(page)
+	if a == nil {
+		b.t.Fatalf("no form:\n%s", page)
+	}
+	resp, err := b.client.PostForm(b.base+html.UnescapeString(a[1]), f)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
