@@ -7,11 +7,15 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 
 .PHONY: help run test lint bench fuzz build image
 
+# help expands the variables a help text names, so it shows their values.
 help: ## show this help
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(IMAGE)|$(IMAGE)|g' -e 's|$$(BIN)|$(BIN)|g' | \
+	  awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
 
-run: ## export the embedded fixtures and serve them with the sidecar (guidepub dev)
-	$(GO) run ./cmd/guidepub dev
+# run builds and runs the binary rather than "go run", which exits 1 on
+# Ctrl-C (make then reports an error) and for any failure of guidepub.
+run: build ## export the embedded sample bundles and serve them with the sidecar ($(BIN) dev)
+	$(BIN) dev
 
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
@@ -36,10 +40,10 @@ fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
 	$(GO) test -run '^$$' -fuzz FuzzPortalRequest -fuzztime 60s -fuzzminimizetime 5s ./sidecar
 	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s -fuzzminimizetime 5s ./site/serve
 
-build: ## build a static binary into bin/guidepub
+build: ## build a static binary into $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/guidepub
 
 IMAGE     ?= guidepub:latest
 
-image: build ## build the container image $(IMAGE) FROM scratch from bin/guidepub (podman or docker)
+image: build ## build the container image $(IMAGE) FROM scratch from $(BIN) (podman or docker)
 	deploy/image.sh $(BIN) $(IMAGE)

@@ -13,6 +13,7 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.3
+	github.com/lmittmann/tint v1.2.1
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/ory/fosite v0.49.0
 	github.com/prometheus/client_golang v1.25.0

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,18 +310,18 @@ func TestDispatchDelivers(t *testing.T) {
 func TestEnqueueOncePerRevision(t *testing.T) {
 	e := newEnv(t, storetestSQLite(t), nil)
 	ctx := context.Background()
-	ds, err := e.events.Enqueue(ctx, guideReady)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("first Enqueue: %v, %d deliveries", err, len(ds))
+	ds, before, err := e.events.Enqueue(ctx, guideReady)
+	if err != nil || len(ds) != 2 || before != 0 {
+		t.Fatalf("first Enqueue: %v, %d deliveries, %d sent before", err, len(ds), before)
 	}
-	ds, err = e.events.Enqueue(ctx, guideReady)
-	if err != nil || len(ds) != 0 {
-		t.Fatalf("second Enqueue of the same revision: %v, %d deliveries", err, len(ds))
+	ds, before, err = e.events.Enqueue(ctx, guideReady)
+	if err != nil || len(ds) != 0 || before != 2 {
+		t.Fatalf("second Enqueue of the same revision: %v, %d deliveries, %d sent before (want 0 and 2)", err, len(ds), before)
 	}
-	if _, err := e.events.Enqueue(ctx, guideNotReady); err != ErrNotReady {
+	if _, _, err := e.events.Enqueue(ctx, guideNotReady); err != ErrNotReady {
 		t.Fatalf("Enqueue of a guide not ready: %v", err)
 	}
-	if _, err := e.events.Enqueue(ctx, "missing"); err != ErrGuideNotFound {
+	if _, _, err := e.events.Enqueue(ctx, "missing"); err != ErrGuideNotFound {
 		t.Fatalf("Enqueue of an unknown guide: %v", err)
 	}
 	obj, err := e.events.Object(ctx, guideReady)
@@ -401,4 +403,19 @@ func TestHealthReadyMetricsOpenAPI(t *testing.T) {
 	}
 	e.store.Close()
 	wantError(t, e.do("GET", "/readyz", nil, nil), http.StatusServiceUnavailable, "unavailable")
+}
+
+// TestRequestLog: each request gets one log line, unless NoRequestLog.
+func TestRequestLog(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		var logs bytes.Buffer
+		e := newEnv(t, storetestSQLite(t), func(c *Config) {
+			c.Logger, c.NoRequestLog = slog.New(slog.NewTextHandler(&logs, nil)), quiet
+		})
+		logs.Reset()
+		e.do("GET", "/healthz", nil, nil)
+		if got := strings.Count(logs.String(), "msg=request "); got != map[bool]int{false: 1, true: 0}[quiet] {
+			t.Errorf("NoRequestLog %v: %d request lines:\n%s", quiet, got, logs.String())
+		}
+	}
 }

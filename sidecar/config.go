@@ -54,6 +54,10 @@ type Config struct {
 
 	Clock  clock.Clock  // clock.System() when nil
 	Logger *slog.Logger // slog.Default() when nil
+	// NoRequestLog leaves out the log line of each request (dev's default,
+	// so its terminal shows what happens rather than every request); the
+	// metrics still count every request.
+	NoRequestLog bool
 
 	// Registerer receives the API metrics; Gatherer is what /metrics
 	// serves. When both are nil a private registry is used for both.

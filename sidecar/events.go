@@ -132,14 +132,20 @@ func (ev *Events) Object(ctx context.Context, guideID string) (*site.ReadyEvent,
 
 // Enqueue queues the ready event of guideID for each of its webhooks, at
 // most once per revision and webhook URL: cmd calls it after an export
-// changed the guide. It returns the deliveries queued (none for a
-// revision already queued), ErrGuideNotFound, ErrNotReady, or a queue error.
-func (ev *Events) Enqueue(ctx context.Context, guideID string) ([]delivery.Delivery, error) {
+// changed the guide. It returns the deliveries queued and how many
+// webhooks got none because this revision was queued for them before (a
+// bundle deleted and uploaded again unchanged), or ErrGuideNotFound,
+// ErrNotReady, or a queue error.
+func (ev *Events) Enqueue(ctx context.Context, guideID string) (queued []delivery.Delivery, sentBefore int, err error) {
 	g, err := ev.guide(guideID, true)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return ev.enqueue(ctx, g, true)
+	ds, err := ev.enqueue(ctx, g, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ds, len(g.record.Webhooks) - len(ds), nil
 }
 
 // Dispatch queues the ready event of guideID for each of its webhooks

@@ -92,7 +92,7 @@ func TestUnpublishedGuide(t *testing.T) {
 	// Published again, not ready this time.
 	e.writeGuide("g-gone", "alice", false)
 	wantError(t, e.do("GET", path+"object", &alice, nil), 404, CodeNotFound)
-	if _, err := e.events.Enqueue(context.Background(), "g-gone"); err != ErrNotReady {
+	if _, _, err := e.events.Enqueue(context.Background(), "g-gone"); err != ErrNotReady {
 		t.Fatalf("Enqueue: %v, want ErrNotReady", err)
 	}
 }

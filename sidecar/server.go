@@ -200,7 +200,7 @@ type requestInfo struct{ appID string }
 type requestInfoKey struct{}
 
 // observe wraps h with what every request gets: panic recovery, metrics by
-// route pattern and status, and one structured log line.
+// route pattern and status, and one structured log line (none with NoRequestLog).
 func (s *Server) observe(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -228,7 +228,7 @@ func (s *Server) observe(h http.Handler) http.Handler {
 			elapsed := time.Since(start)
 			s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 			s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
-			if s.logger.Enabled(r.Context(), slog.LevelInfo) {
+			if !s.cfg.NoRequestLog && s.logger.Enabled(r.Context(), slog.LevelInfo) {
 				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 					slog.String("method", r.Method),
 					slog.String("path", truncate(r.URL.Path, 200)),

@@ -1,30 +1,28 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
-	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/sidecar"
-	"github.com/guidepub/guidepub/sidecar/apitoken"
-	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/serve"
 )
@@ -54,11 +52,21 @@ func (e *env) devCommand() *cli.Command {
 		Usage: "watch, serve and run the sidecar in one process, on an embedded store: the whole service on one machine",
 		Description: `Exports the bundles under --src (by default the sample bundles, copied once
 into <work-dir>/src), watches them for uploads, and serves on one address:
-/api/, /private/, /healthz, /readyz and /metrics from the sidecar, everything
-else (the views' documents and media) from the exported tree. The store is a
-SQLite file in the work folder; webhook deliveries go out from this process,
-and loopback targets are allowed. It prints the URLs to try, and creates a
-Portal API token for each owner of the exported guides (printed once).
+/api/, /private/, /oauth/, /healthz, /readyz and /metrics from the sidecar,
+everything else (the views' documents and media) from the exported tree. The
+store is a SQLite file in the work folder; webhook deliveries go out from this
+process, and loopback targets are allowed.
+
+Once the first export is done and its ready events were tried, it prints the
+URLs and commands to try, ready to paste: a Portal API token for each owner
+of the exported guides, a sample OAuth app with an owner's password and an
+authorize URL, and the upload of an example. It makes those credentials on
+the first run and keeps their secrets in <work-dir>/` + devCredsFile + ` (0600),
+so every run prints the same ones; one the store no longer accepts (revoked
+by hand) is replaced, and the one it replaces revoked.
+
+Log lines are short lines for a person (--log-format json for JSON lines);
+HTTP requests are not logged unless --log-requests.
 
 --src defaults to <work-dir>/src, filled once with the sample bundles;
 --store to <work-dir>/guidepub.db; the URL flags to the listening address
@@ -66,11 +74,15 @@ Portal API token for each owner of the exported guides (printed once).
 
 The sample bundles' webhooks point at this process's own receiver,
 ` + devReceiverPath + `, which checks each delivery's signature and logs it; run on
-another --addr, dev points the samples it copied at its new address.
+another --addr, dev points the samples it copied at its new address. A ready
+event's manageUrl (<base-url>/guides/<guideId>, the Portal's page in
+production) answers with a page about the guide; the sample app's redirect
+URI, ` + devCallbackPath + `, shows the code and the command that exchanges it.
 
 Examples:
    guidepub dev                                  # the sample bundles, on 127.0.0.1:8080
    guidepub dev --src bundles --addr 127.0.0.1:9000
+   guidepub dev --log-requests                   # a log line per HTTP request
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
 		// allow-private-targets is not among them: dev always allows them.
 		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags()),
@@ -78,76 +90,41 @@ Examples:
 	}
 }
 
+// devSetup is what runDev prepares before it starts the parts: checked
+// settings, the work folder, the listener and the samples.
+type devSetup struct {
+	work, src, out, priv, base string
+	ln                         net.Listener
+	side                       sidecarConfig
+	cfg                        exporter.Config
+}
+
 // runDev is the dev command: the exporter, watcher, static server and
 // sidecar of "watch", "serve" and "sidecar", built from the same
 // configurations, with dev's overrides (work folder, URLs of the listening
-// address, private webhook targets allowed).
+// address, private webhook targets allowed). Its log lines are short
+// human lines by default, and its banner comes last and whole.
 func (e *env) runDev(c *cli.Context) error {
 	if err := checkWatchFlags(c); err != nil {
 		return err
 	}
-	logger := newLogger(e.stderr, slog.LevelInfo)
-	stdout := e.stdout
-
-	work, err := filepath.Abs(c.String("work-dir"))
-	if err != nil {
-		return usagef("--work-dir: %v", err)
-	}
-	out, priv := filepath.Join(work, devOutDir), filepath.Join(work, devPrivateDir)
-	side, err := e.devSidecarConfig(c, priv, logger)
+	term := newDevLog(e.stdout, e.stderr)
+	logger, err := term.logger(c.String("log-format"))
 	if err != nil {
 		return err
 	}
-	// The exporter's settings are checked now, on the address asked for,
-	// and read again once listening, on the address got (port 0).
-	if _, err := e.devExporterConfig(c, "http://"+c.String("addr"), work, out, priv); err != nil {
-		return err
-	}
-	for _, d := range []string{work, out, priv} {
-		if err := ensureDir(d); err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-	}
-
-	ln, err := net.Listen("tcp", c.String("addr"))
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	defer ln.Close()
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "guidepub dev: listening on %s\n", base)
-
-	src := c.String("src")
-	if src == "" {
-		src = filepath.Join(work, devSrcDir)
-		moved, err := seedSamples(work, base+devReceiverPath)
-		if err != nil {
-			return fmt.Errorf("copy the sample bundles: %w", err)
-		}
-		if moved > 0 {
-			fmt.Fprintf(stdout, "guidepub dev: the webhooks of %d sample bundles in %s now point at %s%s\n", moved, work, base, devReceiverPath)
-		}
-	}
-	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return usagef("--src %s is not a folder", src)
-	}
-	cfg, err := e.devExporterConfig(c, base, src, out, priv)
+	d, err := e.prepareDev(c, logger, term.stdout())
 	if err != nil {
 		return err
 	}
-
-	side.Store = c.String("store")
-	if side.Store == "" {
-		side.Store = filepath.Join(work, devStoreFile)
-	}
-	side.ViewURL, side.BaseURL = cfg.ViewURL, cfg.BaseURL
-	parts, static, err := startDevParts(c.Context, side, out, logger)
+	defer d.ln.Close()
+	parts, static, err := startDevParts(c.Context, d.side, d.out, logger)
 	if err != nil {
 		return err
 	}
 	defer static.Close()
 	// Live publishing's metrics join the sidecar's at /metrics.
-	live, closeLive, err := e.openLive(c, cfg, logger, parts.Registry)
+	live, closeLive, err := e.openLive(c, d.cfg, logger, parts.Registry)
 	if err != nil {
 		parts.Close(c.Context)
 		return err
@@ -156,10 +133,15 @@ func (e *env) runDev(c *cli.Context) error {
 
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
-	mux := devMux(parts.Server, static, &devReceiver{privateDir: priv, url: base + devReceiverPath, logger: logger})
+	callback := &devCallback{}
+	mux := devMux(parts.Server, static, devHandlers{
+		receiver: &devReceiver{privateDir: d.priv, url: d.base + devReceiverPath, logger: logger},
+		manage:   devManage{priv: d.priv, out: d.out, static: static},
+		callback: callback,
+	}, logRequestsOf(c, logger))
 	served := make(chan error, 1)
 	go func() {
-		served <- serveHTTP(ctx, ln, mux, logger, func(ctx context.Context) error {
+		served <- serveHTTP(ctx, d.ln, mux, logger, func(ctx context.Context) error {
 			if err := parts.Close(ctx); err != nil {
 				logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
 			}
@@ -167,27 +149,167 @@ func (e *env) runDev(c *cli.Context) error {
 		})
 		stop() // a server that fails stops the watcher too
 	}()
+	events := &devEvents{eventQueue: eventQueue{ev: parts.Events, logger: logger}}
 	werr := watchAndExport(ctx, watchSetup{
-		Exporter: cfg,
-		Pipeline: pipeline.New(pipeline.Config{Events: eventQueue{parts.Events, logger}, Live: live, Clock: cfg.Clock, Logger: logger}),
+		Exporter: d.cfg,
+		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Clock: d.cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
 		Logger:   logger,
-		Stdout:   stdout,
-		Stderr:   e.stderr,
+		Stdout:   term.stdout(),
+		Stderr:   term.stderr(),
 		Exported: func(ids []string) { reloadExported(static, ids, logger) },
 		Started: func(rep *exporter.Report) {
-			if err := printDevGuide(ctx, stdout, devGuide{
-				base: base, src: src, work: work, store: parts.Store, priv: priv, report: rep,
-				examples: filepath.Join(work, devExamplesDir), now: e.clock.Now(),
-			}); err != nil {
-				logger.Error("create Portal API tokens", "error", err.Error())
-			}
-			fmt.Fprintln(stdout, "guidepub dev: ready")
+			e.devReady(ctx, d, parts, rep, events, callback, term, logger)
 		},
 	})
 	stop()
 	return errors.Join(werr, <-served)
+}
+
+// logRequestsOf returns logger when --log-requests asks for a line per
+// request, else nil.
+func logRequestsOf(c *cli.Context, logger *slog.Logger) *slog.Logger {
+	if c.Bool("log-requests") {
+		return logger
+	}
+	return nil
+}
+
+// prepareDev checks dev's settings, makes its work folder, listens, and
+// copies the samples when --src is not given, saying so on stdout. It
+// returns a *usageError for bad settings.
+func (e *env) prepareDev(c *cli.Context, logger *slog.Logger, stdout io.Writer) (*devSetup, error) {
+	work, err := filepath.Abs(c.String("work-dir"))
+	if err != nil {
+		return nil, usagef("--work-dir: %v", err)
+	}
+	d := &devSetup{work: work, out: filepath.Join(work, devOutDir), priv: filepath.Join(work, devPrivateDir)}
+	if d.side, err = e.devSidecarConfig(c, d.priv, logger); err != nil {
+		return nil, err
+	}
+	// The exporter's settings are checked now, on the address asked for,
+	// and read again once listening, on the address got (port 0).
+	if _, err := e.devExporterConfig(c, "http://"+c.String("addr"), work, d.out, d.priv); err != nil {
+		return nil, err
+	}
+	for _, dir := range []string{work, d.out, d.priv} {
+		if err := ensureDir(dir); err != nil {
+			return nil, fmt.Errorf("work folder: %w", err)
+		}
+	}
+	if d.ln, err = net.Listen("tcp", c.String("addr")); err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	d.base = "http://" + d.ln.Addr().String()
+	fmt.Fprintf(stdout, "guidepub dev: listening on %s\n", d.base)
+	if err := d.finish(c, e, stdout); err != nil {
+		d.ln.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// finish sets the source folder (copying the samples into the work folder
+// when --src is not given), the exporter's settings on the listening
+// address, and the store.
+func (d *devSetup) finish(c *cli.Context, e *env, stdout io.Writer) error {
+	d.src = c.String("src")
+	if d.src == "" {
+		d.src = filepath.Join(d.work, devSrcDir)
+		moved, err := seedSamples(d.work, d.base+devReceiverPath)
+		if err != nil {
+			return fmt.Errorf("copy the sample bundles: %w", err)
+		}
+		if moved > 0 {
+			fmt.Fprintf(stdout, "guidepub dev: the webhooks of %d sample bundles in %s now point at %s%s\n", moved, d.work, d.base, devReceiverPath)
+		}
+	}
+	if fi, err := os.Stat(d.src); err != nil || !fi.IsDir() {
+		return usagef("--src %s is not a folder", d.src)
+	}
+	var err error
+	if d.cfg, err = e.devExporterConfig(c, d.base, d.src, d.out, d.priv); err != nil {
+		return err
+	}
+	d.side.Store = c.String("store")
+	if d.side.Store == "" {
+		d.side.Store = filepath.Join(d.work, devStoreFile)
+	}
+	d.side.ViewURL, d.side.BaseURL = d.cfg.ViewURL, d.cfg.BaseURL
+	d.side.NoRequestLog = !c.Bool("log-requests")
+	return nil
+}
+
+// devReady is called once the first export is done: it makes or finds
+// dev's credentials, waits for the ready events the export queued to be
+// tried and for the log to be quiet, then prints the banner in one piece.
+func (e *env) devReady(ctx context.Context, d *devSetup, parts *sidecarParts, rep *exporter.Report,
+	events *devEvents, callback *devCallback, term *devLog, logger *slog.Logger) {
+	b, err := newDevBanner(ctx, d, parts.Store, rep, e.clock.Now())
+	if err != nil {
+		logger.Error("dev credentials not made", "error", err.Error())
+	}
+	if b.oauth != nil {
+		callback.add(b.oauth.try)
+	}
+	events.waitFirstAttempts(ctx, parts.Queue, devSettleMax)
+	term.waitQuiet(ctx, devQuiet, devSettleMax)
+	var buf bytes.Buffer
+	b.write(&buf)
+	fmt.Fprintln(&buf, "guidepub dev: ready")
+	term.stdout().Write(buf.Bytes())
+}
+
+// How long the banner waits, at most, for the ready events of the first
+// export to be tried, and then for the log to be quiet for devQuiet.
+const (
+	devSettleMax = 5 * time.Second
+	devQuiet     = 150 * time.Millisecond
+)
+
+// devEvents is dev's EventQueue: it remembers the deliveries queued
+// before the banner, which waits for their first attempt, so that their
+// log lines come before it.
+type devEvents struct {
+	eventQueue
+	mu      sync.Mutex
+	pending []delivery.Delivery
+	printed bool
+}
+
+// Enqueue queues as eventQueue does, remembering the deliveries until the
+// banner is printed.
+func (q *devEvents) Enqueue(ctx context.Context, guideID string) (pipeline.Enqueued, error) {
+	ds, before, err := q.ev.Enqueue(ctx, guideID)
+	if err != nil {
+		return pipeline.Enqueued{}, err
+	}
+	q.mu.Lock()
+	if !q.printed {
+		q.pending = append(q.pending, ds...)
+	}
+	q.mu.Unlock()
+	// The delivery queue logs each delivery queued: on dev's terminal,
+	// once is enough.
+	return pipeline.Enqueued{Queued: len(ds), SentBefore: before}, nil
+}
+
+// waitFirstAttempts returns once every delivery queued so far was tried
+// (it left the queued state), or after max.
+func (q *devEvents) waitFirstAttempts(ctx context.Context, queue *delivery.Queue, max time.Duration) {
+	q.mu.Lock()
+	pending := q.pending
+	q.pending, q.printed = nil, true
+	q.mu.Unlock()
+	deadline := time.Now().Add(max)
+	for len(pending) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		pending = slices.DeleteFunc(pending, func(d delivery.Delivery) bool {
+			got, err := queue.Delivery(ctx, d.GuideID, d.ID)
+			return err != nil || got.State != delivery.StateQueued
+		})
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // startDevParts opens the sidecar on side and the static server on the
@@ -267,9 +389,22 @@ func reloadExported(static *serve.Server, ids []string, logger *slog.Logger) {
 	}
 }
 
-// devMux routes the sidecar's paths to side, the receiver's to recv and
-// everything else to static.
-func devMux(side *sidecar.Server, static, recv http.Handler) http.Handler {
+// devHandlers are dev's own handlers beside the sidecar and the static
+// server.
+type devHandlers struct {
+	receiver, manage, callback http.Handler
+}
+
+// devMux routes the sidecar's paths to side, dev's own paths to its
+// handlers, and everything else to static. With requests set, every
+// request gets a log line (the sidecar's through its own).
+func devMux(side *sidecar.Server, static http.Handler, own devHandlers, requests *slog.Logger) http.Handler {
+	wrap := func(h http.Handler) http.Handler {
+		if requests == nil {
+			return h
+		}
+		return logRequests(h, requests)
+	}
 	mux := http.NewServeMux()
 	for _, p := range []string{"/api", "/private", "/oauth", "/healthz", "/readyz", "/metrics"} {
 		mux.Handle(p, side)
@@ -277,176 +412,13 @@ func devMux(side *sidecar.Server, static, recv http.Handler) http.Handler {
 	for _, p := range site.SidecarRoutes {
 		mux.Handle(p, side)
 	}
-	mux.Handle(devReceiverPath, recv)
-	mux.Handle("/", static)
+	mux.Handle(devReceiverPath, wrap(own.receiver))
+	mux.Handle(devCallbackPath, wrap(own.callback))
+	mux.Handle(devManagePattern, wrap(own.manage))
+	mux.Handle("/", wrap(static))
 	// The mux would redirect an unclean path, query (access token) and
 	// all, before the sidecar's own guard saw it.
 	return side.CleanPaths(mux)
-}
-
-// devGuide is what printDevGuide shows.
-type devGuide struct {
-	base, src, work, priv, examples string
-	store                           *store.Store
-	report                          *exporter.Report
-	now                             time.Time // the tokens' creation time
-}
-
-// devScopes are the scopes of the Portal API tokens dev creates.
-var devScopes = []string{apitoken.ScopeEvents, "guide.read", "guide.list"}
-
-// devCred is a Portal API token dev created for an owner.
-type devCred struct{ appID, token string }
-
-// printDevGuide prints the URLs to try: views, the Portal API with a fresh
-// token per owner, and how to upload. It returns an error when a token
-// cannot be stored.
-func printDevGuide(ctx context.Context, w io.Writer, g devGuide) error {
-	records := exportedRecords(g.priv, g.report)
-	example := readExample(g.examples)
-	owners := map[string]bool{}
-	for _, r := range records {
-		owners[r.OwnerID] = true
-	}
-	if example != nil {
-		owners[example.OwnerID] = true // to see the example's deliveries
-	}
-	ownerIDs := slices.Sorted(maps.Keys(owners))
-	creds, err := createDevTokens(ctx, g.store, ownerIDs, g.now)
-	if err != nil {
-		return err
-	}
-	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	curl := func(owner, method, apiPath string) string {
-		c := creds[owner]
-		m := ""
-		if method != "GET" {
-			m = "-X " + method + " "
-		}
-		return fmt.Sprintf("curl -s %s-H 'X-Svc-App-Id: %s' -H 'X-Svc-App-Token: %s' %s%s", m, c.appID, c.token, g.base, apiPath)
-	}
-	printDevViews(p, g.base, records)
-	var sample *site.GuideRecord
-	for i := range records {
-		if records[i].Ready {
-			sample = &records[i]
-			break
-		}
-	}
-	p("")
-	p("Portal API: a token with scopes %s was created for each owner (shown only now; the store keeps a hash):", strings.Join(devScopes, ","))
-	for _, o := range ownerIDs {
-		p("  owner %s: X-Svc-App-Id: %s  X-Svc-App-Token: %s", o, creds[o].appID, creds[o].token)
-	}
-	if sample != nil {
-		p("  try:")
-		p("    %s", curl(sample.OwnerID, "POST", "/api/v1/integrations/test"))
-		for _, call := range []struct{ method, path string }{{"GET", "ready/object"}, {"POST", "ready/dispatch"}, {"GET", "deliveries"}} {
-			p("    %s", curl(sample.OwnerID, call.method, "/api/v1/guides/"+sample.GuideID+"/events/"+call.path))
-		}
-	}
-	p("")
-	p("Upload: copy a bundle folder into %s", g.src)
-	if example != nil {
-		p("  cp -r %s %s/", filepath.Join(g.examples, devExample), g.src)
-		p("  then: curl %s/%s", g.base, site.ViewFile(example.DefaultView().ViewID, site.StatusFile))
-	}
-	p("  It is exported a moment after the last file lands; a bundle that is not valid yet is reported here")
-	p("  and the published version stays. Deleting the folder unpublishes its views.")
-	p("")
-	p("Webhooks: each export that changes a ready guide POSTs its ready event to the guide's webhooks")
-	if g.src == filepath.Join(g.work, devSrcDir) {
-		p("(guide.json \"webhooks\"). The sample bundles point at %s%s, which checks the signature and logs", g.base, devReceiverPath)
-		p("\"webhook received\" here. Deliveries and their attempts:")
-	} else {
-		p("(guide.json \"webhooks\"). A webhook at %s%s has its signature checked and is logged", g.base, devReceiverPath)
-		p("as \"webhook received\" here. Deliveries and their attempts:")
-	}
-	if example != nil {
-		p("  %s", curl(example.OwnerID, "GET", "/api/v1/guides/"+example.GuideID+"/events/deliveries"))
-	} else if sample != nil {
-		p("  %s", curl(sample.OwnerID, "GET", "/api/v1/guides/"+sample.GuideID+"/events/deliveries"))
-	}
-	p("")
-	p("Health: %s/healthz  %s/readyz  %s/metrics", g.base, g.base, g.base)
-	p("Work folder: %s (public tree out/, private tree private/, store %s)", g.work, devStoreFile)
-	return nil
-}
-
-// exportedRecords returns the records of the guides rep exported.
-func exportedRecords(priv string, rep *exporter.Report) []site.GuideRecord {
-	var records []site.GuideRecord
-	for _, r := range rep.Guides {
-		if r.Err != nil || r.GuideID == "" {
-			continue
-		}
-		if rec, err := readRecord(priv, r.GuideID); err == nil {
-			records = append(records, rec)
-		}
-	}
-	return records
-}
-
-// readExample returns the first valid example bundle under dir, or nil.
-func readExample(dir string) *bundle.Guide {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name(), bundle.FileName))
-		if err != nil {
-			continue
-		}
-		if eg, problems := bundle.Parse(data); len(problems) == 0 {
-			return eg
-		}
-	}
-	return nil
-}
-
-// createDevTokens stores a Portal API token with devScopes for each owner
-// and returns them; only their hashes are kept in the store.
-func createDevTokens(ctx context.Context, st *store.Store, ownerIDs []string, now time.Time) (map[string]devCred, error) {
-	creds := map[string]devCred{}
-	for _, o := range ownerIDs {
-		appID, token, err := apitoken.New(nil)
-		if err != nil {
-			return nil, err
-		}
-		err = st.CreateToken(ctx, store.Token{
-			AppID: appID, OwnerID: o, Scopes: devScopes,
-			Hash: apitoken.Hash(token), CreatedAt: now.UTC(),
-		})
-		if err != nil {
-			return nil, err
-		}
-		creds[o] = devCred{appID, token}
-	}
-	return creds, nil
-}
-
-// printDevViews prints each exported guide's view pages and public
-// documents.
-func printDevViews(p func(string, ...any), base string, records []site.GuideRecord) {
-	p("")
-	p("Views (public, no credentials):")
-	for _, r := range records {
-		id := r.DefaultViewID
-		if r.Alias != "" {
-			id = r.Alias
-		}
-		p("  guide %s (owner %s): views %s", r.GuideID, r.OwnerID, strings.Join(r.ViewIDs, ", "))
-		for _, v := range r.ViewIDs {
-			// The view's pages: branded, unbranded, embedded (docs/pages.md).
-			p("    pages of %s: %s/%s  %s/%s/%s  %s/%s/%s", v, base, v, base, site.UnbrandedDir, v, base, site.EmbedDir, v)
-		}
-		p("    curl %s/%s", base, site.ViewFile(id, site.StatusFile))
-		p("    curl %s/%s", base, site.ViewFile(id, site.SummaryFile))
-		if r.Ready {
-			p("    curl %s/%s", base, site.ViewFile(id, site.AutofillFile))
-		}
-	}
 }
 
 // readRecord reads the GuideRecord of guideID from the private tree priv.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -80,13 +81,32 @@ type devProcess struct {
 // waits until it is ready. The process is interrupted when the test ends.
 func startDev(t *testing.T, bin string, args ...string) *devProcess {
 	t.Helper()
+	return startDevWith(t, bin, false, args...)
+}
+
+// startDevWith is startDev; with combined, standard output and error are
+// one pipe, as on a terminal, and both buffers get every line in the order
+// written.
+func startDevWith(t *testing.T, bin string, combined bool, args ...string) *devProcess {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0"}, args...)...)
 	p := &devProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	var pipe io.Reader
+	if combined {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr, pipe = w, w, r
+		defer w.Close() // the child has its copy
+		t.Cleanup(func() { r.Close() })
+	} else {
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr, pipe = p.stderr, out
 	}
-	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +116,9 @@ func startDev(t *testing.T, bin string, args ...string) *devProcess {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			p.stdout.Write([]byte(sc.Text() + "\n"))
+			if combined {
+				p.stderr.Write([]byte(sc.Text() + "\n"))
+			}
 			select {
 			case lines <- sc.Text():
 			default:
@@ -337,26 +360,7 @@ func TestDev(t *testing.T) {
 	t.Run("uploads", func(t *testing.T) { testDevUploads(t, bin) })
 	t.Run("samples", func(t *testing.T) { testDevSamples(t, bin) })
 	t.Run("polling", func(t *testing.T) { testDevPolling(t, bin) })
-	t.Run("new address", func(t *testing.T) { testDevNewAddress(t, bin) })
-}
-
-// testDevNewAddress runs dev twice on one work folder, on two addresses:
-// the second run points the samples' webhooks at itself, says so, and
-// their ready events reach its receiver.
-func testDevNewAddress(t *testing.T, bin string) {
-	work := filepath.Join(t.TempDir(), "work")
-	var first string
-	t.Run("first run", func(t *testing.T) { first = startDev(t, bin, "--work-dir", work).base })
-	dev := startDev(t, bin, "--work-dir", work)
-	if dev.base == first {
-		t.Skipf("the second run got the first one's address, %s", first)
-	}
-	if want := "now point at " + dev.base + devReceiverPath; !strings.Contains(dev.stdout.String(), want) {
-		t.Errorf("stdout does not say %q:\n%s", want, dev.stdout)
-	}
-	eventually(t, "the samples' events at the new address", func() bool {
-		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
-	})
+	t.Run("second run", func(t *testing.T) { testDevSecondRun(t, bin) })
 }
 
 // testDevPolling checks --poll: an upload is found by scanning, without
@@ -367,8 +371,16 @@ func testDevPolling(t *testing.T, bin string) {
 	if err := os.Mkdir(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--poll", "50ms")
-	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), `"mode":"poll"`) })
+	dev := startDev(t, bin, "--src", src, "--work-dir", filepath.Join(root, "work"), "--poll", "50ms", "--log-requests")
+	eventually(t, "the watcher to say it polls", func() bool { return strings.Contains(dev.stderr.String(), `mode=poll`) })
+	// --log-requests: a line for each request, the static server's and
+	// the sidecar's.
+	get(t, dev.base+"/vSTDENIS/data/status")
+	get(t, dev.base+"/healthz")
+	eventually(t, "the requests' log lines", func() bool {
+		return strings.Contains(dev.stderr.String(), "INF request method=GET path=/vSTDENIS/data/status status=404") &&
+			strings.Contains(dev.stderr.String(), "INF request method=GET path=/healthz route=\"GET /healthz\" status=200")
+	})
 	const folder = "rue-saint-denis"
 	files := sampleBundle(t, folder, "https://hooks.example.com/ready")
 	upload(t, src, folder, files)
@@ -513,9 +525,9 @@ func testDevSamples(t *testing.T, bin string) {
 		}
 	}
 	eventually(t, "the samples' events at dev's receiver", func() bool {
-		return strings.Count(dev.stderr.String(), `"signature":"valid"`) >= 2
+		return strings.Count(dev.stderr.String(), `signature=valid`) >= 2
 	})
-	if strings.Contains(dev.stderr.String(), `"signature":"invalid"`) {
+	if strings.Contains(dev.stderr.String(), `signature=invalid`) {
 		t.Error("a delivery with an invalid signature")
 	}
 
@@ -552,23 +564,123 @@ func testDevSamples(t *testing.T, bin string) {
 		t.Fatalf("token list: exit %d\n%s%s", code, out, errs)
 	}
 	for _, tok := range toks {
-		if tok.AppID == appID && !strings.Contains(dev.stdout.String(), "scopes "+strings.Join(tok.Scopes, ",")+" was created") {
+		if tok.AppID == appID && !strings.Contains(dev.stdout.String(), "a token with scopes "+strings.Join(tok.Scopes, ",")+" for each owner") {
 			t.Errorf("dev printed other scopes than the token's %v:\n%s", tok.Scopes, dev.stdout)
 		}
 	}
 
-	// The printed upload: copy the example in, it is served.
-	example := filepath.Join(work, devExamplesDir, devExample)
-	if !strings.Contains(dev.stdout.String(), example) {
-		t.Errorf("the example's path is not printed:\n%s", dev.stdout)
-	}
-	if err := os.CopyFS(filepath.Join(work, devSrcDir, devExample), os.DirFS(example)); err != nil {
+	testDevManageURL(t, dev, appID, token)
+	testDevUploadExample(t, dev, work)
+}
+
+// testDevManageURL: the ready event's manageUrl answers, under dev, with a
+// page about the guide; a guide that is not published is a 404.
+func testDevManageURL(t *testing.T, dev *devProcess, appID, token string) {
+	req, _ := http.NewRequest("GET", dev.base+"/api/v1/guides/gKT301KINGE1/events/ready/object", nil)
+	req.Header.Set("X-Svc-App-Id", appID)
+	req.Header.Set("X-Svc-App-Token", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the copied example to be served", func() bool {
-		code, _ := get(t, dev.base+"/vSTDENIS/data/status")
-		return code == http.StatusOK
+	var ev site.ReadyEvent
+	err = json.NewDecoder(resp.Body).Decode(&ev)
+	resp.Body.Close()
+	if err != nil || ev.URLs.ManageURL != dev.base+"/guides/gKT301KINGE1" {
+		t.Fatalf("ready object: %v, manageUrl %q", err, ev.URLs.ManageURL)
+	}
+	code, page := get(t, ev.URLs.ManageURL)
+	for _, want := range []string{"<!DOCTYPE html>", "manageUrl", "gKT301KINGE1", "user-1001", `href="/vKT301A"`, `href="/301-king-st-e"`} {
+		if code != http.StatusOK || !strings.Contains(string(page), want) {
+			t.Errorf("GET %s: %d, no %q:\n%s", ev.URLs.ManageURL, code, want, page)
+		}
+	}
+	// A view's autofill is linked when it has one.
+	code, page = get(t, dev.base+"/guides/gUS123MAPLE")
+	if code != http.StatusOK || !strings.Contains(string(page), `href="/vMAPLE-main/reso/autofill"`) ||
+		strings.Contains(string(page), `href="/vMAPLE-noauto/reso/autofill"`) {
+		t.Errorf("GET /guides/gUS123MAPLE: %d, the autofill links are not the views':\n%s", code, page)
+	}
+	if code, _ := get(t, dev.base+"/guides/gNOSUCHGUIDE"); code != http.StatusNotFound {
+		t.Errorf("the manage page of a guide not published: %d, want 404", code)
+	}
+}
+
+// printedCurl returns the banner's curl command whose line contains
+// substr, run as printed: its status and body.
+func printedCurl(t *testing.T, out, substr string) (int, string) {
+	t.Helper()
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "curl") && strings.Contains(l, substr) {
+			line = l
+			break
+		}
+	}
+	if line == "" {
+		t.Fatalf("no curl with %q printed:\n%s", substr, out)
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		fixtures.Missing(t, "curl", "apt-get install curl")
+	}
+	b, err := exec.Command("bash", "-c", line+` -w '\n%{http_code}'`).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	i := bytes.LastIndexByte(b, '\n')
+	code, err := strconv.Atoi(string(b[i+1:]))
+	if err != nil {
+		t.Fatalf("%s printed %q", line, b)
+	}
+	return code, string(b[:max(i, 0)])
+}
+
+// testDevUploadExample follows the banner's upload step: the example's
+// deliveries answer 404 before the upload, as the banner says, and list
+// its delivery after; uploaded again unchanged, it is served again, no
+// webhook goes out, and the log says why.
+func testDevUploadExample(t *testing.T, dev *devProcess, work string) {
+	out := dev.stdout.String()
+	example := filepath.Join(work, devExamplesDir, devExample)
+	if !strings.Contains(out, "cp -r "+example+" ") {
+		t.Errorf("the example's upload is not printed:\n%s", out)
+	}
+	const deliveries = "/api/v1/guides/gMTL4321DENIS/events/deliveries"
+	if !strings.Contains(between(out, "After the upload", "The second command"), deliveries) {
+		t.Errorf("the example's deliveries are not printed under its upload:\n%s", out)
+	}
+	if code, body := printedCurl(t, out, deliveries); code != http.StatusNotFound {
+		t.Errorf("before the upload, the example's deliveries answer %d %s; the banner says 404", code, body)
+	}
+	copyExample := func() {
+		if err := os.CopyFS(filepath.Join(work, devSrcDir, devExample), os.DirFS(example)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	served := func() bool { code, _ := get(t, dev.base+"/vSTDENIS/data/status"); return code == http.StatusOK }
+	copyExample()
+	eventually(t, "the copied example to be served", served)
+	var got struct{ Deliveries []json.RawMessage }
+	eventually(t, "the example's delivery", func() bool {
+		code, body := printedCurl(t, out, deliveries)
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &got) == nil && len(got.Deliveries) == 1
 	})
+	eventually(t, "the example's webhook", func() bool {
+		return strings.Contains(dev.stderr.String(), "guide=gMTL4321DENIS signature=valid")
+	})
+
+	if err := os.RemoveAll(filepath.Join(work, devSrcDir, devExample)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the example to be unpublished", func() bool { return !served() })
+	copyExample()
+	eventually(t, "the example to be served again", served)
+	eventually(t, "the log to say why no event went out", func() bool {
+		return strings.Contains(dev.stderr.String(), "ready event not sent: unchanged revision, not sent again guide=gMTL4321DENIS")
+	})
+	if n := strings.Count(dev.stderr.String(), "guide=gMTL4321DENIS signature=valid"); n != 1 {
+		t.Errorf("the example's webhook received %d times, want once per revision", n)
+	}
 }
 
 // between returns the text of s after the first start and before the next

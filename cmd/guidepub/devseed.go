@@ -131,28 +131,9 @@ func isDevReceiver(u string) bool {
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
-// writeFileAtomic replaces p with data through a temporary file in its
-// folder, so the watcher never reads half a guide.json.
-func writeFileAtomic(p string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".guide-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
+// writeFileAtomic replaces p with data (0644) through a temporary file in
+// its folder, so the watcher never reads half a guide.json.
+func writeFileAtomic(p string, data []byte) error { return writeFileMode(p, data, 0o644) }
 
 // pointWebhooks returns guide.json data with its webhooks replaced by one,
 // to url, keeping the first secret (or making one, so deliveries are

@@ -255,15 +255,20 @@ type eventQueue struct {
 }
 
 // Enqueue queues guideID's ready event; see sidecar.Events.Enqueue.
-func (q eventQueue) Enqueue(ctx context.Context, guideID string) (int, error) {
-	ds, err := q.ev.Enqueue(ctx, guideID)
+func (q eventQueue) Enqueue(ctx context.Context, guideID string) (pipeline.Enqueued, error) {
+	ds, before, err := q.ev.Enqueue(ctx, guideID)
 	if err != nil {
-		return 0, err
+		return pipeline.Enqueued{}, err
 	}
+	q.logQueued(guideID, ds)
+	return pipeline.Enqueued{Queued: len(ds), SentBefore: before}, nil
+}
+
+// logQueued logs each delivery queued for guideID's ready event.
+func (q eventQueue) logQueued(guideID string, ds []delivery.Delivery) {
 	for _, d := range ds {
 		q.logger.Info("ready event queued", "guide", guideID, "url", d.URL, "delivery", d.ID)
 	}
-	return len(ds), nil
 }
 
 // parseShard parses --shard "i/n" (0 <= i < n); "" is the whole export.

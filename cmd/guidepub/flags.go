@@ -302,6 +302,8 @@ func tokenCreateFlags() []cli.Flag {
 
 func devFlags() []cli.Flag {
 	return []cli.Flag{
-		stringFlag("work-dir", ".guidepub", "work folder: out/ (public tree), private/, guidepub.db, and src/ and examples/ for the samples"),
+		stringFlag("work-dir", ".guidepub", "work folder: out/ (public tree), private/, guidepub.db, "+devCredsFile+" (the secrets of dev's credentials), and src/ and examples/ for the samples"),
+		stringFlag("log-format", devLogText, "log lines on standard error: text (short lines for a person) or json (as the other commands write them)"),
+		&cli.BoolFlag{Name: "log-requests", EnvVars: envVars("log-requests"), Usage: "log every HTTP request (off: the log shows exports, events and webhooks)"},
 	}
 }

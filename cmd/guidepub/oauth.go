@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site/clock"
@@ -38,6 +39,11 @@ func openOAuth(ctx context.Context, cfg sidecarConfig, st *store.Store, logger *
 	return oauth.New(ctx, ocfg, st)
 }
 
+// appOwnerUsage explains an app's --owner, which is easily taken for the
+// owner whose guides it reaches.
+const appOwnerUsage = "id of the user (an integrator) who registers and manages the app; app list --owner finds it by this id. " +
+	"It is not whose guides the app reaches: an access token reaches the guides of the owner who signs in and approves the app"
+
 // appCommand returns the "app" command: create, list and revoke OAuth apps.
 func appCommand() *cli.Command {
 	storeFlags := flags(storeFlag(), privateFlag())
@@ -56,17 +62,24 @@ Examples:
 			{
 				Name:  "create",
 				Usage: "register an app; its client secret is printed once and stored only as a hash",
-				Description: `Examples:
+				Description: `Prints the client id and secret, then a try of the authorization code grant
+against the sidecar at --base-url: an authorize URL with a fresh PKCE pair
+(code_challenge, S256) and the curl commands that exchange the code, with the
+matching code_verifier, and call the Portal API (see docs/oauth.md).
+
+Examples:
    guidepub app create --private private --owner integrator-1 --name "Listing Sync" --redirect-uri https://sync.example.com/callback --scopes guide.events,guide.read
+   guidepub app create --store .guidepub/guidepub.db --base-url http://127.0.0.1:8080 --owner integrator-1 --name "Listing Sync" --redirect-uri http://127.0.0.1:9000/callback --scopes guide.events
    guidepub app create --store postgres://guidepub@db/guidepub --owner integrator-1 --name "Desk App" --public --redirect-uri http://127.0.0.1:9000/callback --scopes guide.events --json`,
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "owner", Usage: "owner (user) id of the integrator who registers the app", EnvVars: envVars("owner")},
+				Flags: flags([]cli.Flag{
+					&cli.StringFlag{Name: "owner", Usage: appOwnerUsage, EnvVars: envVars("owner")},
 					&cli.StringFlag{Name: "name", Usage: "the app's name, shown to owners on the consent page", EnvVars: envVars("name")},
 					&cli.StringSliceFlag{Name: "redirect-uri", Usage: "a redirect URI (https, or http on a loopback address); repeat for more"},
 					&cli.StringFlag{Name: "scopes", Usage: "comma-separated scopes the app may ask for: " + strings.Join(oauth.Scopes(), ","), EnvVars: envVars("scopes")},
 					&cli.BoolFlag{Name: "public", Usage: "an app without a client secret (native or browser app; PKCE still required)"},
-					&cli.BoolFlag{Name: "json", Usage: `print {"clientId": ..., "clientSecret": ...} for scripts`, EnvVars: envVars("json")},
-				}, storeFlags...),
+					&cli.BoolFlag{Name: "json", Usage: `print {"clientId", "clientSecret", "authorizeUrl", "codeVerifier"} for scripts`, EnvVars: envVars("json")},
+					stringFlag("base-url", exporter.DefaultBaseURL, "the sidecar's base URL (its --base-url), for the authorize URL and commands printed to try the app"),
+				}, storeFlags, createFlag()),
 				Action: appCreate,
 			},
 			{
@@ -75,7 +88,7 @@ Examples:
 				Description: `Examples:
    guidepub app list --private private
    guidepub app list --store postgres://guidepub@db/guidepub --owner integrator-1 --json`,
-				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "owner", Usage: "only this owner's apps"}, &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}}, storeFlags...),
+				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "owner", Usage: "only the apps registered by this user (app create --owner)"}, &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}}, storeFlags...),
 				Action: appList,
 			},
 			{
@@ -104,42 +117,67 @@ func appCreate(c *cli.Context) error {
 	if err != nil {
 		return usagef("--scopes: %v", err)
 	}
-	st, err := openTokenStore(c, false)
+	base, err := parseBaseURL(c.String("base-url"))
+	if err != nil {
+		return usagef("--base-url: %v", err)
+	}
+	st, err := openTokenStore(c, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	id, err := oauth.NewClientID()
+	app, secret, err := registerApp(c.Context, st, store.App{OwnerID: owner, Name: name, RedirectURIs: uris, Scopes: scopes}, c.Bool("public"))
 	if err != nil {
 		return err
 	}
-	app := store.App{ClientID: id, OwnerID: owner, Name: name, RedirectURIs: uris, Scopes: scopes,
-		CreatedAt: time.Now().UTC().Truncate(time.Second)}
-	secret := ""
-	if !c.Bool("public") {
-		if secret, app.SecretHash, err = oauth.NewClientSecret(); err != nil {
-			return err
-		}
-	}
-	if err := st.CreateApp(c.Context, app); err != nil {
-		return err
-	}
+	try := newOAuthTry(base, app.ClientID, secret, uris[0], scopes)
 	w := c.App.Writer
 	if c.Bool("json") {
-		out := map[string]string{"clientId": id}
+		out := map[string]string{"clientId": app.ClientID, "authorizeUrl": try.authorizeURL(), "codeVerifier": try.verifier}
 		if secret != "" {
 			out["clientSecret"] = secret
 		}
 		return writeJSONLine(w, out)
 	}
-	fmt.Fprintf(w, "client_id:     %s\n", id)
+	fmt.Fprintf(w, "client_id:     %s\n", app.ClientID)
 	if secret != "" {
 		fmt.Fprintf(w, "client_secret: %s\n\nThis secret is shown only once: store it now. guidepub keeps only its hash.\n", secret)
 	} else {
 		fmt.Fprintf(w, "\nA public app: no client secret; it must use PKCE (S256).\n")
 	}
 	fmt.Fprintf(w, "App %q of %s, scopes %s, redirect URIs %s.\n", name, owner, strings.Join(scopes, ","), strings.Join(uris, " "))
+	fmt.Fprintf(w, "\nTry it on the sidecar at %s (--base-url), with a PKCE pair made for this try:\n", base)
+	try.print(w, "", "an owner (guidepub owner password)",
+		"The browser is sent to "+uris[0]+"?code=…&state="+try.state+". If nothing answers there, it shows an error page: the code is in its address bar.")
 	return nil
+}
+
+// registerApp stores a new app with app's owner, name, redirect URIs and
+// scopes, a fresh client id and, unless public, a fresh client secret,
+// which it returns (only its hash is stored).
+func registerApp(ctx context.Context, st *store.Store, app store.App, public bool) (store.App, string, error) {
+	id, err := oauth.NewClientID()
+	if err != nil {
+		return app, "", err
+	}
+	app.ClientID, app.CreatedAt = id, time.Now().UTC().Truncate(time.Second)
+	secret := ""
+	if !public {
+		if secret, app.SecretHash, err = oauth.NewClientSecret(); err != nil {
+			return app, "", err
+		}
+	}
+	return app, secret, st.CreateApp(ctx, app)
+}
+
+// parseBaseURL checks a base URL (http or https, a host, nothing after the
+// path) and returns it without its trailing slash.
+func parseBaseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%q: want an http or https URL such as http://127.0.0.1:8080", s)
+	}
+	return strings.TrimRight(s, "/"), nil
 }
 
 // parseRedirectURIs checks each redirect URI: absolute, no fragment, https
@@ -240,9 +278,15 @@ func ownerCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "password",
 			Usage: "set an owner's password, read from standard input (the first line); stored as an argon2id hash",
-			Description: `Examples:
-   printf '%s\n' "$PASSWORD" | guidepub owner password --owner user-1001 --private private`,
-			Flags:  flags(ownerFlag("owner (user) id who signs in"), storeFlag(), privateFlag()),
+			Description: `The owner is the ownerId of guides (guide.json): signed in, they approve an
+app, whose access token then reaches their guides. With --private (alone or
+beside --store), a note says when no guide published there has that owner,
+and names the owners that have guides.
+
+Examples:
+   printf '%s\n' "$PASSWORD" | guidepub owner password --owner user-1001 --private private
+   printf '%s\n' "$PASSWORD" | guidepub owner password --owner user-1001 --store .guidepub/guidepub.db --private .guidepub/private`,
+			Flags:  flags(ownerFlag("owner (user) id who signs in: the ownerId of their guides"), storeFlag(), privateFlag(), createFlag()),
 			Action: ownerPassword,
 		}},
 	}
@@ -261,7 +305,7 @@ func ownerPassword(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	st, err := openTokenStore(c, false)
+	st, err := openTokenStore(c, true)
 	if err != nil {
 		return err
 	}
@@ -270,6 +314,8 @@ func ownerPassword(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "password of %s set\n", owner)
+	noteOwnerWithoutGuides(c.App.ErrWriter, c.String("private"), owner,
+		"the password is set, and "+owner+" can approve apps for the guides they will own")
 	return nil
 }
 

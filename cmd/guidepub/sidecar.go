@@ -58,6 +58,7 @@ type sidecarConfig struct {
 	InstanceID          string        // see delivery.Config.InstanceID
 	AccessTokenTTL      time.Duration // OAuth access tokens
 	RefreshTokenTTL     time.Duration // OAuth refresh tokens
+	NoRequestLog        bool          // no log line per request (dev without --log-requests)
 	Logger              *slog.Logger
 	Clock               clock.Clock // nil: clock.System()
 }
@@ -96,7 +97,7 @@ func (cfg sidecarConfig) configs(reg *prometheus.Registry) (delivery.Config, sid
 	s.PrivateFS, s.PrivateDir = afero.NewOsFs(), cfg.Private
 	s.ViewURL, s.BaseURL = cfg.ViewURL, cfg.BaseURL
 	s.RateLimit, s.SigningKeys = cfg.RateLimit, cfg.SigningKeys
-	s.Clock, s.Logger = clock.Or(cfg.Clock), logger
+	s.Clock, s.Logger, s.NoRequestLog = clock.Or(cfg.Clock), logger, cfg.NoRequestLog
 	if reg != nil {
 		d.Registerer, s.Registerer, s.Gatherer = reg, reg, reg
 	}

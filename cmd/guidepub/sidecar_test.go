@@ -28,7 +28,7 @@ import (
 // in priv and returns the credentials it printed.
 func createToken(t *testing.T, priv, owner, scopes string) (cred struct{ AppID, Token string }) {
 	t.Helper()
-	code, out, errs := runCLI(t, "token", "create", "--owner", owner, "--scopes", scopes, "--json", "--private", priv)
+	code, out, errs := runCLI(t, "token", "create", "--owner", owner, "--scopes", scopes, "--json", "--private", priv, "--create")
 	if code != 0 {
 		t.Fatalf("token create: %s", errs)
 	}
@@ -53,7 +53,7 @@ func TestTokenCommands(t *testing.T) {
 // listArgs name the same store.
 func testTokenCommands(t *testing.T, storeArgs, listArgs []string) {
 	code, out, errs := runCLI(t, append([]string{"token", "create", "--owner", "alice", "--scopes", "guide.events,guide.read",
-		"--expires", "720h", "--json"}, storeArgs...)...)
+		"--expires", "720h", "--json", "--create"}, storeArgs...)...)
 	if code != 0 {
 		t.Fatalf("create: exit %d: %s", code, errs)
 	}

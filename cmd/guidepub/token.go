@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,9 +43,10 @@ Examples:
 				Usage: "create credentials for an owner; the token value is printed once and stored only as a hash",
 				Description: `Examples:
    guidepub token create --private private --owner user-1001 --scopes guide.events
+   guidepub token create --private private --create --owner user-1001 --scopes guide.events   # before the sidecar made the store
    guidepub token create --store postgres://guidepub@db/guidepub --owner user-1001 --scopes guide.events,guide.read --expires 720h --json`,
-				Flags: flags(ownerFlag("owner (user) id whose guides the token may use"), tokenCreateFlags(),
-					jsonFlag(`print {"appId": ..., "token": ...} for scripts`), storeFlags),
+				Flags: flags(ownerFlag("owner (user) id whose guides the token may use (with --private, a note says when no guide there has this owner)"), tokenCreateFlags(),
+					jsonFlag(`print {"appId": ..., "token": ...} for scripts`), storeFlags, createFlag()),
 				Action: e.runTokenCreate,
 			},
 			{
@@ -69,18 +71,19 @@ Examples:
 	}
 }
 
-// openTokenStore opens the store named by --store or --private. With
-// mustExist (list, revoke: commands that only read or change what is
-// there) a SQLite store that does not exist is an error instead of being
-// created empty.
-func openTokenStore(c *cli.Context, mustExist bool) (*store.Store, error) {
+// openTokenStore opens the store named by --store or --private for the
+// token, app and owner commands. A SQLite store that does not exist is an
+// error, not a new empty store (a mistyped relative --store would
+// otherwise start one and the credentials made there would be unknown to
+// the sidecar), unless canCreate and --create are both given.
+func openTokenStore(c *cli.Context, canCreate bool) (*store.Store, error) {
 	dsn, err := storeDSN(c)
 	if err != nil {
 		return nil, err
 	}
-	if mustExist && !store.IsPostgresURL(dsn) {
+	if !store.IsPostgresURL(dsn) && !(canCreate && c.Bool("create")) {
 		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store %s does not exist: create credentials with \"guidepub token create\" or run the sidecar first", dsn)
+			return nil, missingStoreError(dsn, canCreate)
 		}
 	}
 	st, err := store.Open(c.Context, dsn, slog.New(slog.DiscardHandler))
@@ -88,6 +91,27 @@ func openTokenStore(c *cli.Context, mustExist bool) (*store.Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return st, nil
+}
+
+// missingStoreError says that the SQLite store dsn does not exist, with the
+// absolute path looked at when dsn is relative, and how to create one when
+// the command can.
+func missingStoreError(dsn string, canCreate bool) error {
+	where := ""
+	if abs, err := filepath.Abs(dsn); err == nil && abs != dsn {
+		where = " (looked for " + abs + ")"
+	}
+	fix := "check --store or --private"
+	if canCreate {
+		fix += ", or pass --create to start a new, empty store"
+	}
+	return fmt.Errorf("store %s does not exist%s: %s", dsn, where, fix)
+}
+
+// createFlag is --create of the commands that add to a store.
+func createFlag() []cli.Flag {
+	return []cli.Flag{&cli.BoolFlag{Name: "create", EnvVars: envVars("create"),
+		Usage: "create the SQLite store when it does not exist (without it, a store that is not there is an error)"}}
 }
 
 // parseScopes splits a comma-separated scope list, refusing unknown scopes.
@@ -147,7 +171,7 @@ func (e *env) runTokenCreate(c *cli.Context) error {
 	if err != nil {
 		return usagef("--expires: %v", err)
 	}
-	st, err := openTokenStore(c, false)
+	st, err := openTokenStore(c, true)
 	if err != nil {
 		return err
 	}
@@ -162,6 +186,8 @@ func (e *env) runTokenCreate(c *cli.Context) error {
 	}); err != nil {
 		return err
 	}
+	noteOwnerWithoutGuides(e.stderr, c.String("private"), owner,
+		"the token is created, and reaches "+owner+"'s guides once they are published")
 	w := e.stdout
 	if c.Bool("json") {
 		return writeJSONLine(w, map[string]string{"appId": appID, "token": value})
@@ -193,7 +219,7 @@ type tokenInfo struct {
 
 // runTokenList is "token list".
 func (e *env) runTokenList(c *cli.Context) error {
-	st, err := openTokenStore(c, true)
+	st, err := openTokenStore(c, false)
 	if err != nil {
 		return err
 	}
@@ -243,7 +269,7 @@ func (e *env) runTokenRevoke(c *cli.Context) error {
 		return usagef("token revoke takes exactly one APPID")
 	}
 	appID := c.Args().First()
-	st, err := openTokenStore(c, true)
+	st, err := openTokenStore(c, false)
 	if err != nil {
 		return err
 	}

@@ -99,3 +99,16 @@ func TestDevRefusesWhatSidecarRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestDevLogFormat: an unknown --log-format is bad usage, refused before
+// dev writes its work folder.
+func TestDevLogFormat(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "work")
+	code, out, errs := runCLI(t, "dev", "--addr", "127.0.0.1:0", "--work-dir", work, "--log-format", "xml")
+	if code != exitUsage || !strings.Contains(errs, `--log-format "xml": want text or json`) {
+		t.Fatalf("exit %d, want %d and the flag named\n%s%s", code, exitUsage, out, errs)
+	}
+	if _, err := os.Stat(work); err == nil {
+		t.Error("dev wrote its work folder before refusing --log-format")
+	}
+}

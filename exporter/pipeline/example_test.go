@@ -11,9 +11,9 @@ import (
 // printQueue is an EventQueue that prints what it is asked to queue.
 type printQueue struct{}
 
-func (printQueue) Enqueue(_ context.Context, guideID string) (int, error) {
+func (printQueue) Enqueue(_ context.Context, guideID string) (pipeline.Enqueued, error) {
 	fmt.Println("ready event queued for", guideID)
-	return 1, nil
+	return pipeline.Enqueued{Queued: 1}, nil
 }
 
 // A watcher runs each export through the pipeline: the ready event of a

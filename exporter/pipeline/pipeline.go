@@ -5,7 +5,8 @@
 //
 // Ready events: a ready guide whose content changed gets its event queued
 // once per revision (the queue itself keeps one delivery per revision and
-// webhook). When queueing fails (the store is away), the guide is asked
+// webhook; a guide published again unchanged is logged as "unchanged
+// revision, not sent again"). When queueing fails (the store is away), the guide is asked
 // to be exported again after EnqueueRetry, and its event is queued then
 // even if nothing changed.
 //
@@ -38,10 +39,17 @@ const DefaultEnqueueRetry = 10 * time.Second
 // rest of the sidecar.
 type EventQueue interface {
 	// Enqueue queues the ready event of guideID's current revision for
-	// each of its webhooks, once per revision, and returns how many
-	// deliveries it queued. It returns an error when the store cannot be
-	// written.
-	Enqueue(ctx context.Context, guideID string) (int, error)
+	// each of its webhooks, once per revision, and says how many
+	// deliveries it queued and how many webhooks it skipped because that
+	// revision was queued for them before. It returns an error when the
+	// store cannot be written.
+	Enqueue(ctx context.Context, guideID string) (Enqueued, error)
+}
+
+// Enqueued is what one EventQueue.Enqueue did.
+type Enqueued struct {
+	Queued     int // deliveries queued
+	SentBefore int // webhooks skipped: this revision was queued for them before
 }
 
 // Config configures a Pipeline. Every field may be left zero.
@@ -224,9 +232,15 @@ func (p *Pipeline) afterExport(ctx context.Context, res exporter.GuideResult) ti
 		return next
 	}
 	n, err := p.cfg.Events.Enqueue(ctx, res.GuideID)
+	if err == nil && res.Changed && n.SentBefore > 0 {
+		// Published again as it was (deleted and uploaded again, say):
+		// one delivery per revision, so the webhooks hear nothing.
+		p.log.Info("ready event not sent: unchanged revision, not sent again", "guide", res.GuideID,
+			"revision", shortRevision(res.Revision), "webhooks", n.SentBefore)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.queued += n
+	p.queued += n.Queued
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.Error("ready event not queued; trying again", "guide", res.GuideID, "in", p.cfg.EnqueueRetry.String(), "error", err.Error())
@@ -239,4 +253,12 @@ func (p *Pipeline) afterExport(ctx context.Context, res exporter.GuideResult) ti
 	}
 	delete(p.unsent, res.GuideID)
 	return next
+}
+
+// shortRevision returns the first 12 characters of a revision, for logs.
+func shortRevision(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }

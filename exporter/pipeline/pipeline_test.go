@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,16 +24,24 @@ type queue struct {
 	mu    sync.Mutex
 	down  bool
 	calls []string
+	sent  map[string]bool // one delivery per guide, as one revision and webhook
 }
 
-func (q *queue) Enqueue(_ context.Context, guideID string) (int, error) {
+func (q *queue) Enqueue(_ context.Context, guideID string) (Enqueued, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.calls = append(q.calls, guideID)
 	if q.down {
-		return 0, errors.New("store unreachable")
+		return Enqueued{}, errors.New("store unreachable")
 	}
-	return 1, nil
+	if q.sent[guideID] {
+		return Enqueued{SentBefore: 1}, nil
+	}
+	if q.sent == nil {
+		q.sent = map[string]bool{}
+	}
+	q.sent[guideID] = true
+	return Enqueued{Queued: 1}, nil
 }
 
 func (q *queue) take() []string {
@@ -110,6 +119,36 @@ func TestCatchUpQueuesEveryReadyGuide(t *testing.T) {
 	}
 	if got := q.take(); !slices.Equal(got, []string{"a", "c"}) || p.Queued() != 2 {
 		t.Fatalf("queued %v", got)
+	}
+}
+
+// TestUnchangedRevisionLogged: a guide published again as it was (its
+// folder deleted and uploaded again) queues nothing, since its webhooks had
+// this revision, and the log says why; the catch-up at start, which asks
+// for every ready guide, does not.
+func TestUnchangedRevisionLogged(t *testing.T) {
+	var logs strings.Builder
+	q := &queue{}
+	p := New(Config{Events: q, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	export := func() (*exporter.GuideResult, error) {
+		return &exporter.GuideResult{Folder: "g1", GuideID: "g1", Changed: true, Ready: true, Revision: "0123456789abcdef"}, nil
+	}
+	p.ExportGuide(ctx, export)
+	if strings.Contains(logs.String(), "not sent") {
+		t.Fatalf("a first delivery logged as not sent:\n%s", logs.String())
+	}
+	p.ExportGuide(ctx, export) // uploaded again, unchanged
+	if !strings.Contains(logs.String(), `msg="ready event not sent: unchanged revision, not sent again" guide=g1 revision=0123456789ab webhooks=1`) {
+		t.Fatalf("no reason logged for the event not sent:\n%s", logs.String())
+	}
+	logs.Reset()
+	rep := &exporter.Report{Guides: []exporter.GuideResult{{GuideID: "g1", Ready: true, Revision: "0123456789abcdef"}}}
+	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return rep, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("the catch-up logged:\n%s", logs.String())
 	}
 }
 
