@@ -387,6 +387,9 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 	}
 	p.files = append(mediaFiles, docs...)
+	if err := checkPublic(g, now, p.files); err != nil {
+		return nil, fmt.Errorf("guide %s: %w", g.GuideID, err)
+	}
 	if ViewStatus(g, def, now) == site.StatusReady {
 		p.ready = true
 		ev, priv := r.event(def)

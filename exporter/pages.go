@@ -84,10 +84,10 @@ func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
 // planPages lists the JPEG floor pages of every language for view v: the
 // pages show them (a page in a language without plan pages shows another
 // language's). They are published with the autofill document, which lists
-// those of its own language, so a view that hides the autofill or the
-// floor plans publishes none.
+// those of its own language: the hide table removes them with the
+// autofill or the floor plans.
 func (r *renderer) planPages(v *bundle.View) []mediaCopy {
-	if v.Hides(bundle.HideAutofill) || v.Hides(bundle.HideFloorPlans) {
+	if !site.Shows(site.FileFloorPage, v.Hidden) {
 		return nil
 	}
 	var out []mediaCopy

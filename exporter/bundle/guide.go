@@ -117,10 +117,7 @@ const (
 )
 
 // HiddenFeatures lists every valid value of View.Hidden.
-var HiddenFeatures = []string{
-	HideMeasurements, HideRoomDimensions, HideAddress, HideFloorPlans,
-	HidePhotos, HideVideo, HideAutofill,
-}
+var HiddenFeatures = site.HiddenFeatures
 
 // View is one public view of the guide.
 type View struct {
