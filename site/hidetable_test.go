@@ -1,6 +1,8 @@
 package site
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -142,5 +144,40 @@ func TestShowsAndPublishes(t *testing.T) {
 	}
 	if Publishes(FilePhoto, nil, false, false) || Publishes(FilePhoto, nil, true, true) || !Publishes(FileAutofill, nil, true, true) {
 		t.Error("media published by a view that is not ready, or under the alias")
+	}
+}
+
+// TestHideTableDocumented: docs/output.md's hide table lists exactly the
+// rows of PublicFiles, with their paths and the hides that remove them.
+func TestHideTableDocumented(t *testing.T) {
+	data, err := os.ReadFile("../docs/output.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "## The hide table\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	var documented []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			documented = append(documented, line)
+		}
+	}
+	var want []string
+	for _, f := range PublicFiles {
+		removed := "nothing"
+		if len(f.HiddenBy) > 0 {
+			removed = "`" + strings.Join(f.HiddenBy, "`, `") + "`"
+		}
+		path := "`" + strings.ReplaceAll(strings.ReplaceAll(f.Path, "|", `\|`), ", ", "`, `") + "`"
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s | %s |", f.Kind, path, removed, yes(f.NotReady), yes(f.Alias)))
+	}
+	if !slices.Equal(documented, want) {
+		t.Errorf("docs/output.md's hide table differs from site.PublicFiles; it should read:\n%s", strings.Join(want, "\n"))
 	}
 }
