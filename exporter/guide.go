@@ -292,6 +292,11 @@ func namedFiles(g *bundle.Guide) []string {
 		d := g.Media.Documents[lang]
 		out = append(out, d.Files()...)
 	}
+	for _, v := range g.Views {
+		for _, d := range v.Plans {
+			out = append(out, d.Files()...)
+		}
+	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.Sort(out)
 	return slices.Compact(out)

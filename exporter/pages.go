@@ -62,8 +62,9 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
 	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
 	var out []viewpage.LanguageDocs
-	for _, lang := range languages(r.g.Media.Documents) {
-		d := r.g.Media.Documents[lang]
+	docs := r.g.ViewDocuments(v)
+	for _, lang := range languages(docs) {
+		d := docs[lang]
 		ld := viewpage.LanguageDocs{Lang: lang}
 		for _, k := range floorPlanKinds() {
 			if !k.FloorPages {
@@ -91,8 +92,9 @@ func (r *renderer) planPages(v *bundle.View) []mediaCopy {
 		return nil
 	}
 	var out []mediaCopy
-	for _, lang := range languages(r.g.Media.Documents) {
-		d := r.g.Media.Documents[lang]
+	docs := r.g.ViewDocuments(v)
+	for _, lang := range languages(docs) {
+		d := docs[lang]
 		for _, k := range floorPlanKinds() {
 			if k.FloorPages {
 				for _, f := range d.FloorImages(k.Key) {

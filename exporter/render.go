@@ -265,7 +265,7 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 			out = append(out, mediaCopy{Dst: dst, Src: src})
 		}
 	}
-	docs := r.g.Media.Documents
+	docs := r.g.ViewDocuments(v)
 	for _, lang := range languages(docs) {
 		d := docs[lang]
 		for _, k := range site.DocumentKinds {
@@ -504,8 +504,9 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe(joinURL(r.urls.Embed, v.ViewID))},
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: unbranded, MediaHTML: iframe(unbranded)},
 	)
-	lang := autofillLanguage(g.Media.Documents)
-	if d, ok := g.Media.Documents[lang]; ok {
+	docs := g.ViewDocuments(v)
+	lang := autofillLanguage(docs)
+	if d, ok := docs[lang]; ok {
 		for _, k := range floorPlanKinds() {
 			if !site.Shows(site.DocumentFile(k.Key), v.Hidden) {
 				continue
@@ -586,11 +587,14 @@ type privateFile = mediaCopy
 func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 	g := r.g
 	var priv []privateFile
-	pub := func(kind site.FileKind, dst, src string) string {
+	// A public document the default view publishes as it is is linked
+	// there; one it hides, or replaces by its own plans, is published
+	// privately.
+	pub := func(key, dst, src string) string {
 		if src == "" {
 			return ""
 		}
-		if !site.Shows(kind, def.Hidden) {
+		if !site.Shows(site.DocumentFile(key), def.Hidden) || def.Plans != nil && site.IsPlanKind(key) {
 			priv = append(priv, privateFile{Dst: dst, Src: src})
 			return site.PrivateURL(r.urls.View, g.GuideID, dst)
 		}
@@ -620,7 +624,7 @@ func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 			case k.FloorPages:
 				urls.SetFloors(k.Key, floors(lang, k.Key, d.FloorImages(k.Key)))
 			case k.Public:
-				urls.SetURL(k.Key, pub(site.DocumentFile(k.Key), name(k.Key, d.File(k.Key)), d.File(k.Key)))
+				urls.SetURL(k.Key, pub(k.Key, name(k.Key, d.File(k.Key)), d.File(k.Key)))
 			default:
 				urls.SetURL(k.Key, private(name(k.Key, d.File(k.Key)), d.File(k.Key)))
 			}

@@ -163,6 +163,15 @@ func DocumentFile(key string) FileKind {
 	return ""
 }
 
+// IsPlanKind reports whether the document kind key is a floor plan: one
+// whose public files hiding floorPlans removes (the PDFs, the floor pages,
+// the embed image). A view's own plans replace exactly these kinds of the
+// guide's documents (docs/bundle.md#per-view-plans).
+func IsPlanKind(key string) bool {
+	f, ok := PublicFileByKind(DocumentFile(key))
+	return ok && slices.Contains(f.HiddenBy, HideFloorPlans)
+}
+
 // check returns why f is not a valid row, or nil.
 func (f PublicFile) check() error {
 	switch {

@@ -181,3 +181,15 @@ func TestHideTableDocumented(t *testing.T) {
 		t.Errorf("docs/output.md's hide table differs from site.PublicFiles; it should read:\n%s", strings.Join(want, "\n"))
 	}
 }
+
+func TestIsPlanKind(t *testing.T) {
+	var got []string
+	for _, k := range DocumentKinds {
+		if IsPlanKind(k.Key) {
+			got = append(got, k.Key)
+		}
+	}
+	if want := []string{"pdfMetric", "pdfImperial", "embedImage", "jpgMetric", "jpgImperial"}; !slices.Equal(got, want) {
+		t.Errorf("plan kinds %v, want %v", got, want)
+	}
+}

@@ -179,7 +179,29 @@ var fields = []field{
 		}
 		return c
 	}},
-	{pattern: "views/#/viewId", public: true, set: func(g *bundle.Guide, c string) string { g.Views[0].ViewID = c; return c }},
+	{pattern: "views/#/plans/@/*/#/floorName", hiddenBy: []string{site.HideFloorPlans, site.HideAutofill}, public: true, set: func(g *bundle.Guide, c string) string {
+		placed := ""
+		for _, v := range g.Views {
+			for lang, d := range v.Plans {
+				for _, k := range site.DocumentKinds {
+					if k.FloorPages {
+						fs := d.FloorImages(k.Key)
+						for i := range fs {
+							fs[i].FloorName, placed = c+" "+strconv.Itoa(fs[i].ID), c
+						}
+					}
+				}
+				v.Plans[lang] = d
+			}
+		}
+		return placed
+	}},
+	{pattern: "views/#/viewId", public: true, set: func(g *bundle.Guide, c string) string {
+		for i := range g.Views {
+			g.Views[i].ViewID = c + "-" + strconv.Itoa(i+1)
+		}
+		return c
+	}},
 	{pattern: "webhooks/#/url", set: func(g *bundle.Guide, c string) string { g.Webhooks[0].URL = "https://" + c + ".example/hook"; return c }},
 	{pattern: "webhooks/#/secret", set: func(g *bundle.Guide, c string) string {
 		s := bundle.SecretPrefix + base64.StdEncoding.EncodeToString([]byte(c+c))
@@ -192,6 +214,8 @@ var fields = []field{
 	{pattern: "media/photos/#/small/file"},
 	{pattern: "media/documents/@/*"},
 	{pattern: "media/documents/@/*/#/file"},
+	{pattern: "views/#/plans/@/*"},
+	{pattern: "views/#/plans/@/*/#/file"},
 }
 
 // fileNames is the pattern of the field whose canary names the corpus's
@@ -358,7 +382,18 @@ func (c *corpus) build(t *testing.T, b *corpusBundle) {
 			JPGMetric:  []bundle.FloorImage{{ID: 1, File: put(media.JPEG, 488, 366, slotsOf(media.JPEG, true))}},
 		}
 	}
+	// A second view with the same hides and plans of its own (but where
+	// it hides floor plans, which a view with plans cannot).
+	second := bundle.View{Hidden: b.hidden}
+	if !slices.Contains(b.hidden, site.HideFloorPlans) {
+		second.Plans = map[string]bundle.Documents{"en": {
+			PDFImperial: put(media.PDF, 0, 0, slotsOf(media.PDF, false)),
+			EmbedImage:  put(media.PNG, 320, 240, slotsOf(media.PNG, false)),
+			JPGImperial: []bundle.FloorImage{{ID: 7, File: put(media.JPEG, 488, 366, slotsOf(media.JPEG, true))}},
+		}}
+	}
 	g.Views[0].Hidden = b.hidden
+	g.Views = append(g.Views, second)
 	for _, f := range fields {
 		if f.set != nil {
 			b.needle[f.pattern] = f.set(g, b.canary[f.pattern])
@@ -423,7 +458,9 @@ func (c *corpus) write(t *testing.T, src string, withHides bool) {
 		g := *b.guide
 		g.Views = slices.Clone(g.Views)
 		if !withHides {
-			g.Views[0].Hidden = nil
+			for i := range g.Views {
+				g.Views[i].Hidden = nil
+			}
 		}
 		data, err := json.MarshalIndent(&g, "", " ")
 		if err != nil {
