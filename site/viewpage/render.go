@@ -248,10 +248,6 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 			p.Heading = place
 		}
 	}
-	p.Title = p.T(in.words("title", HideMeasurements, HideFloorPlans), p.Heading)
-	if place == "" && in.words("title", HideMeasurements, HideFloorPlans) != "title" {
-		p.Title = p.Heading // not "Property guide – property guide"
-	}
 	p.measurements()
 	p.plans(lang)
 	p.photos(place)
@@ -263,15 +259,7 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		facts = append(facts, p.count("photos", len(in.Photos)))
 	}
 	p.Facts = strings.Join(facts, " · ")
-	description := in.words("description", HideMeasurements, HideRoomDimensions, HideFloorPlans)
-	if place != "" {
-		p.Description = p.T(description, place)
-	} else {
-		p.Description = p.T(description + "NoAddress")
-	}
-	if h := p.Headline; h != nil {
-		p.Description += " " + h.Label + ": " + h.Value + "."
-	}
+	p.describe(place)
 	if len(in.Photos) > 0 {
 		p.Image = &in.Photos[0]
 	}
@@ -299,6 +287,27 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		p.JSONLD = ld
 	}
 	return execute(&p, in.ViewID, k)
+}
+
+// describe sets the page's title and description: words naming floor
+// plans, measurements and room dimensions only when the view shows them,
+// the place when there is one, the headline area.
+func (p *page) describe(place string) {
+	in := p.In
+	title := in.words("title", HideMeasurements, HideFloorPlans)
+	p.Title = p.T(title, p.Heading)
+	if place == "" && title != "title" {
+		p.Title = p.Heading // not "Property guide – property guide"
+	}
+	description := in.words("description", HideMeasurements, HideRoomDimensions, HideFloorPlans)
+	if place != "" {
+		p.Description = p.T(description, place)
+	} else {
+		p.Description = p.T(description + "NoAddress")
+	}
+	if h := p.Headline; h != nil {
+		p.Description += " " + h.Label + ": " + h.Value + "."
+	}
 }
 
 // words returns the message id of words that name what the features
