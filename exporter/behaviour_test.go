@@ -527,8 +527,14 @@ func checkHidden(t *testing.T, g *bundle.Guide, v bundle.View, files, pub map[st
 	}
 	for _, name := range media {
 		base := filepath.Base(name)
-		if hides(bundle.HideFloorPlans) && (strings.HasPrefix(base, "pdf") || strings.HasPrefix(base, "jpg")) {
+		if hides(bundle.HideFloorPlans) && (strings.HasPrefix(base, "pdf") || strings.HasPrefix(base, "jpg") || strings.HasPrefix(base, "embedImage")) {
 			t.Errorf("floor plan file %s with floorPlans hidden", name)
+		}
+		// The hide table is the rule for every file (docs/output.md#the-hide-table).
+		if f, id, ok := site.PublicFileOf(v.ViewID + "/" + name); !ok || id != v.ViewID {
+			t.Errorf("%s: no row of the hide table", name)
+		} else if f.HiddenIn(v.Hidden) {
+			t.Errorf("%s (%s) published by a view hiding %v", name, f.Kind, v.Hidden)
 		}
 		if hides(bundle.HidePhotos) && (strings.Contains(name, "/photos/") || strings.HasPrefix(base, "galleryFrontImage")) {
 			t.Errorf("photo file %s with photos hidden", name)

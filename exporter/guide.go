@@ -292,6 +292,11 @@ func namedFiles(g *bundle.Guide) []string {
 		d := g.Media.Documents[lang]
 		out = append(out, d.Files()...)
 	}
+	for _, v := range g.Views {
+		for _, d := range v.Plans {
+			out = append(out, d.Files()...)
+		}
+	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -387,6 +392,9 @@ func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
 		}
 	}
 	p.files = append(mediaFiles, docs...)
+	if err := checkPublic(g, now, p.files); err != nil {
+		return nil, fmt.Errorf("guide %s: %w", g.GuideID, err)
+	}
 	if ViewStatus(g, def, now) == site.StatusReady {
 		p.ready = true
 		ev, priv := r.event(def)

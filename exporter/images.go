@@ -20,14 +20,17 @@ func (r *renderer) fileInfo(src string) media.Info { return r.media[src] }
 func (r *renderer) mediaType(src string) string { return string(r.fileInfo(src).Format) }
 
 // renditions returns the renditions of the bundle image src published as
-// dst in view viewID: their copies (to publish) and their records (for
-// the view's pages), ascending width, none for an image no wider than the
-// smallest rendition.
-func (r *renderer) renditions(viewID, dst, src string) ([]mediaCopy, []viewpage.Rendition) {
+// dst, a file of kind of, in view v: their copies (to publish) and their
+// records (for the view's pages), ascending width, none for an image no
+// wider than the smallest rendition, or whose kind has no renditions the
+// view shows (docs/output.md#the-hide-table).
+func (r *renderer) renditions(v *bundle.View, of site.FileKind, dst, src string) ([]mediaCopy, []viewpage.Rendition) {
 	info := r.fileInfo(src)
-	if !info.Format.IsImage() {
+	row, _ := site.PublicFileByKind(of)
+	if !info.Format.IsImage() || !site.Shows(row.Renditions, v.Hidden) {
 		return nil, nil
 	}
+	viewID := v.ViewID
 	var copies []mediaCopy
 	var recs []viewpage.Rendition
 	for _, w := range media.RenditionWidths(info.Width) {

@@ -62,8 +62,9 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
 	docURL := func(rel string) string { return joinURL(r.urls.View, site.MediaFile(v.ViewID, rel)) }
 	var out []viewpage.LanguageDocs
-	for _, lang := range languages(r.g.Media.Documents) {
-		d := r.g.Media.Documents[lang]
+	docs := r.g.ViewDocuments(v)
+	for _, lang := range languages(docs) {
+		d := docs[lang]
 		ld := viewpage.LanguageDocs{Lang: lang}
 		for _, k := range floorPlanKinds() {
 			if !k.FloorPages {
@@ -84,15 +85,16 @@ func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
 // planPages lists the JPEG floor pages of every language for view v: the
 // pages show them (a page in a language without plan pages shows another
 // language's). They are published with the autofill document, which lists
-// those of its own language, so a view that hides the autofill or the
-// floor plans publishes none.
+// those of its own language: the hide table removes them with the
+// autofill or the floor plans.
 func (r *renderer) planPages(v *bundle.View) []mediaCopy {
-	if v.Hides(bundle.HideAutofill) || v.Hides(bundle.HideFloorPlans) {
+	if !site.Shows(site.FileFloorPage, v.Hidden) {
 		return nil
 	}
 	var out []mediaCopy
-	for _, lang := range languages(r.g.Media.Documents) {
-		d := r.g.Media.Documents[lang]
+	docs := r.g.ViewDocuments(v)
+	for _, lang := range languages(docs) {
+		d := docs[lang]
 		for _, k := range floorPlanKinds() {
 			if k.FloorPages {
 				for _, f := range d.FloorImages(k.Key) {

@@ -190,7 +190,7 @@ func (r *renderer) renderView(v *bundle.View) (viewDocs, error) {
 	out := viewDocs{Docs: map[string][]byte{}, built: r.buildView(v)}
 	ready := out.built.status == site.StatusReady
 	for _, d := range site.ViewDocuments {
-		if ready && v.Hides(d.HiddenBy) {
+		if !site.Publishes(d.Kind, v.Hidden, ready, false) {
 			continue
 		}
 		render, ok := viewRenderers[d.File]
@@ -254,34 +254,33 @@ func renderAutofill(b *builtView) ([]byte, []mediaCopy, error) {
 	return data, b.floorPages, err
 }
 
-// publicMedia lists the public media files view v may show: per language
-// the public document kinds it does not hide; every photo and its small
-// rendition (unless photos are hidden).
+// publicMedia lists the public media files view v may show, as the hide
+// table allows (docs/output.md#the-hide-table): per language the public
+// single-file document kinds; every photo, its small copy and its
+// renditions.
 func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	var out []mediaCopy
-	add := func(dst, src string) {
-		if src != "" {
+	add := func(kind site.FileKind, dst, src string) {
+		if src != "" && site.Shows(kind, v.Hidden) {
 			out = append(out, mediaCopy{Dst: dst, Src: src})
 		}
 	}
-	docs := r.g.Media.Documents
+	docs := r.g.ViewDocuments(v)
 	for _, lang := range languages(docs) {
 		d := docs[lang]
 		for _, k := range site.DocumentKinds {
-			if k.Public && !k.FloorPages && !v.Hides(k.HiddenBy) {
-				add(langDocName(lang, k.Key, d.File(k.Key)), d.File(k.Key))
+			if !k.FloorPages {
+				add(site.DocumentFile(k.Key), langDocName(lang, k.Key, d.File(k.Key)), d.File(k.Key))
 			}
 		}
 	}
-	if !v.Hides(bundle.HidePhotos) {
-		for _, p := range r.g.Media.Photos {
-			add(photoName(p), p.File)
-			if p.Small != nil {
-				add(smallPhotoName(p), p.Small.File)
-			}
-			copies, _ := r.renditions(v.ViewID, photoName(p), p.File)
-			out = append(out, copies...)
+	for _, p := range r.g.Media.Photos {
+		add(site.FilePhoto, photoName(p), p.File)
+		if p.Small != nil {
+			add(site.FilePhotoSmall, smallPhotoName(p), p.Small.File)
 		}
+		copies, _ := r.renditions(v, site.FilePhoto, photoName(p), p.File)
+		out = append(out, copies...)
 	}
 	return out
 }
@@ -505,10 +504,11 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaBrandedTour, MediaURL: joinURL(r.urls.View, v.ViewID), MediaHTML: iframe(joinURL(r.urls.Embed, v.ViewID))},
 		site.Media{ResourceName: "Property", MediaCategory: site.MediaUnbrandedTour, MediaURL: unbranded, MediaHTML: iframe(unbranded)},
 	)
-	lang := autofillLanguage(g.Media.Documents)
-	if d, ok := g.Media.Documents[lang]; ok {
+	docs := g.ViewDocuments(v)
+	lang := autofillLanguage(docs)
+	if d, ok := docs[lang]; ok {
 		for _, k := range floorPlanKinds() {
-			if v.Hides(k.HiddenBy) {
+			if !site.Shows(site.DocumentFile(k.Key), v.Hidden) {
 				continue
 			}
 			if !k.FloorPages {
@@ -521,7 +521,7 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 			for _, f := range d.FloorImages(k.Key) {
 				name := floorPageName(lang, k.Key, f)
 				pages = append(pages, mediaCopy{Dst: name, Src: f.File})
-				copies, recs := r.renditions(v.ViewID, name, f.File)
+				copies, recs := r.renditions(v, site.FileFloorPage, name, f.File)
 				pages = append(pages, copies...)
 				r.addRenditions(v.ViewID, docURL(name), recs)
 				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaFloorPlan, MediaType: r.mediaType(f.File),
@@ -530,15 +530,15 @@ func (r *renderer) mediaRecords(v *bundle.View) ([]site.Media, []mediaCopy) {
 			}
 		}
 	}
-	if !v.Hides(bundle.HidePhotos) {
+	if site.Shows(site.FilePhoto, v.Hidden) {
 		for _, p := range g.Media.Photos {
 			pref := p.Preferred
 			records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.File),
 				MediaURL: docURL(photoName(p)), ImageWidth: p.Width, ImageHeight: p.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
-			_, recs := r.renditions(v.ViewID, photoName(p), p.File)
+			_, recs := r.renditions(v, site.FilePhoto, photoName(p), p.File)
 			r.addRenditions(v.ViewID, docURL(photoName(p)), recs)
 			switch {
-			case p.Small != nil:
+			case p.Small != nil && site.Shows(site.FilePhotoSmall, v.Hidden):
 				records = append(records, site.Media{ResourceName: "Property", MediaCategory: site.MediaPhoto, MediaType: r.mediaType(p.Small.File),
 					MediaURL: docURL(smallPhotoName(p)), ImageWidth: p.Small.Width, ImageHeight: p.Small.Height, PreferredPhotoYN: &pref, MediaObjectID: p.ID})
 			case len(recs) > 0:
@@ -587,11 +587,14 @@ type privateFile = mediaCopy
 func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 	g := r.g
 	var priv []privateFile
-	pub := func(feature, dst, src string) string {
+	// A public document the default view publishes as it is is linked
+	// there; one it hides, or replaces by its own plans, is published
+	// privately.
+	pub := func(key, dst, src string) string {
 		if src == "" {
 			return ""
 		}
-		if feature != "" && def.Hides(feature) {
+		if !site.Shows(site.DocumentFile(key), def.Hidden) || def.Plans != nil && site.IsPlanKind(key) {
 			priv = append(priv, privateFile{Dst: dst, Src: src})
 			return site.PrivateURL(r.urls.View, g.GuideID, dst)
 		}
@@ -621,7 +624,7 @@ func (r *renderer) event(def *bundle.View) (site.ReadyEvent, []privateFile) {
 			case k.FloorPages:
 				urls.SetFloors(k.Key, floors(lang, k.Key, d.FloorImages(k.Key)))
 			case k.Public:
-				urls.SetURL(k.Key, pub(k.HiddenBy, name(k.Key, d.File(k.Key)), d.File(k.Key)))
+				urls.SetURL(k.Key, pub(k.Key, name(k.Key, d.File(k.Key)), d.File(k.Key)))
 			default:
 				urls.SetURL(k.Key, private(name(k.Key, d.File(k.Key)), d.File(k.Key)))
 			}

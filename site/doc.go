@@ -3,6 +3,11 @@
 // lives in the public and private trees, the precompressed encodings stored
 // beside it, and the HTTP headers every file is served with.
 //
+// It is the home of the hide table (PublicFiles): every kind of public
+// file, where it goes and which hidden features remove it, the one rule
+// the exporter, the view pages and publishing read (Shows, Publishes,
+// PublicFileOf).
+//
 // Package site imports no other guidepub package: the exporter writes what it
 // describes, the sidecar and the static server read it.
 //

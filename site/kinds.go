@@ -32,15 +32,15 @@ type DocumentKind struct {
 	// Key is the JSON key, in the bundle and in MediaURLs.
 	Key string
 	// Public documents are copied into the doc folder of every view that
-	// does not hide them; the others are private, copied to the guide's
-	// private folder and served by the sidecar with a token.
+	// does not hide them (their row of the hide table, DocumentFile, says
+	// which hidden features remove them); the others are private, copied
+	// to the guide's private folder and served by the sidecar with a
+	// token. A public document the default view hides is published
+	// privately for the ready event.
 	Public bool
-	// HiddenBy is the hidden feature that removes the document from a
-	// view, "" when none does. A public document the default view hides
-	// is published privately for the ready event.
-	HiddenBy string
 	// FloorPages kinds hold a list of floor images (one file per floor),
-	// the others one file.
+	// the others one file. Their floor pages are published (FileFloorPage)
+	// though the kind is private: the ready event links its own copies.
 	FloorPages bool
 	// Units is UnitsImperial or UnitsMetric for a floor plan that autofill
 	// lists as a floor plan media record, "" for other kinds.
@@ -52,11 +52,12 @@ type DocumentKind struct {
 // and problems reported in. Adding a kind is adding a row here and a field
 // with the same JSON key to MediaURLs and to the bundle's Documents (tests
 // check that they agree), the JSON schema of bundles and the OpenAPI
-// document (tests check those too).
+// document (tests check those too); a public kind also needs its row in
+// the hide table (PublicFiles), without which it is never published.
 var DocumentKinds = []DocumentKind{
-	{Key: "galleryFrontImage", Public: true, HiddenBy: HidePhotos},
-	{Key: "pdfMetric", Public: true, HiddenBy: HideFloorPlans, Units: UnitsMetric},
-	{Key: "pdfImperial", Public: true, HiddenBy: HideFloorPlans, Units: UnitsImperial},
+	{Key: "galleryFrontImage", Public: true},
+	{Key: "pdfMetric", Public: true, Units: UnitsMetric},
+	{Key: "pdfImperial", Public: true, Units: UnitsImperial},
 	{Key: "embedImage", Public: true},
 	{Key: "galleryZip"},
 	{Key: "galleryLowResZip"},
@@ -65,8 +66,8 @@ var DocumentKinds = []DocumentKind{
 	{Key: "svgZip"},
 	{Key: "dxfZip"},
 	{Key: "tagImagesZip"},
-	{Key: "jpgMetric", HiddenBy: HideFloorPlans, FloorPages: true, Units: UnitsMetric},
-	{Key: "jpgImperial", HiddenBy: HideFloorPlans, FloorPages: true, Units: UnitsImperial},
+	{Key: "jpgMetric", FloorPages: true, Units: UnitsMetric},
+	{Key: "jpgImperial", FloorPages: true, Units: UnitsImperial},
 }
 
 // DocumentKindByKey returns the kind with key, and false when there is none.

@@ -3,22 +3,17 @@ package site
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
 
 func TestDocumentKindsTable(t *testing.T) {
-	hidden := []string{HideMeasurements, HideRoomDimensions, HideAddress, HideFloorPlans, HidePhotos, HideVideo, HideAutofill}
 	seen := map[string]bool{}
 	for _, k := range DocumentKinds {
 		if k.Key == "" || seen[k.Key] {
 			t.Errorf("kind %+v: empty or repeated key", k)
 		}
 		seen[k.Key] = true
-		if k.HiddenBy != "" && !slices.Contains(hidden, k.HiddenBy) {
-			t.Errorf("kind %s: hidden by unknown feature %q", k.Key, k.HiddenBy)
-		}
 		if k.Units != "" && k.Units != UnitsImperial && k.Units != UnitsMetric {
 			t.Errorf("kind %s: unknown units %q", k.Key, k.Units)
 		}

@@ -28,23 +28,24 @@ const (
 
 // ViewDocument is one kind of document a view publishes under its folder
 // (see docs/documents.md#view-documents). Adding a kind is adding a row to
-// ViewDocuments and its renderer to the exporter.
+// ViewDocuments, its row to the hide table (PublicFiles) and its renderer
+// to the exporter.
 type ViewDocument struct {
 	// File is the document's path relative to the view folder.
 	File string
 	// MediaType is the Content-Type it is served with.
 	MediaType string
-	// HiddenBy is the hidden feature that removes the document from a
-	// ready view, "" when none does. A view that is not ready publishes
-	// only its status and summary, whatever it hides.
-	HiddenBy string
+	// Kind is its row of the hide table (PublicFiles), which says which
+	// hidden features remove it and whether a view that is not ready
+	// publishes it.
+	Kind FileKind
 }
 
 // ViewDocuments lists the documents of a view, in publishing order.
 var ViewDocuments = []ViewDocument{
-	{File: StatusFile, MediaType: "application/json"},
-	{File: SummaryFile, MediaType: "application/json", HiddenBy: HideMeasurements},
-	{File: AutofillFile, MediaType: "application/json", HiddenBy: HideAutofill},
+	{File: StatusFile, MediaType: "application/json", Kind: FileStatus},
+	{File: SummaryFile, MediaType: "application/json", Kind: FileSummary},
+	{File: AutofillFile, MediaType: "application/json", Kind: FileAutofill},
 }
 
 // Documents lists the document files of a view, relative to the view

@@ -304,6 +304,21 @@ func badGuides(t testing.TB) []struct {
 			{"$.media.documents.fr.pdfMetric", `not clean`},
 			{"$.media.documents.fr.pdfImperial", `NUL`},
 		}},
+		{"view plans", edit(t, func(g map[string]any) {
+			set(t, g, "views.0.plans", map[string]any{
+				"en": map[string]any{"galleryZip": "doc/gallery.zip", "pdfMetric": "../plan.pdf",
+					"jpgMetric": []any{map[string]any{"id": 1, "floorName": "Main", "file": "doc/main.jpg"}, map[string]any{"id": 1, "floorName": "Main", "file": "doc/main.jpg"}}},
+				"de": map[string]any{"pdfMetric": "doc/plan.pdf"},
+			})
+			set(t, g, "views.1.hidden", []any{"floorPlans"})
+			set(t, g, "views.1.plans", map[string]any{"fr": map[string]any{"pdfMetric": "doc/plan-fr.pdf"}})
+		}), []want{
+			{"$.views[0].plans.de", `unknown language "de"`},
+			{"$.views[0].plans.en.pdfMetric", "escapes the bundle folder"},
+			{"$.views[0].plans.en.galleryZip", "galleryZip is not a floor plan: a view's plans take pdfMetric, pdfImperial, embedImage, jpgMetric, jpgImperial"},
+			{"$.views[0].plans.en.jpgMetric[1].id", "floor image id 1 is already used"},
+			{"$.views[1].plans", "a view hiding floorPlans shows no plans"},
+		}},
 		{"hidden features", edit(t, func(g map[string]any) {
 			set(t, g, "views.1.hidden", []any{"maps", "photos", "photos"})
 		}), []want{

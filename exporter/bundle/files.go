@@ -51,7 +51,8 @@ func kindFormats(k site.DocumentKind) []media.Format {
 }
 
 // fileRefs lists every file g names: photos in order, then documents by
-// language (sorted), each in the order of site.DocumentKinds.
+// language (sorted), each in the order of site.DocumentKinds, then the
+// views' own plans in the same order.
 func fileRefs(g *Guide) []fileRef {
 	var refs []fileRef
 	add := func(p, rel string, accept []media.Format, w, h *int) {
@@ -67,20 +68,26 @@ func fileRefs(g *Guide) []fileRef {
 			add(p+".small.file", ph.Small.File, imageFormats, &ph.Small.Width, &ph.Small.Height)
 		}
 	}
-	for _, lang := range sortedKeys(g.Media.Documents) {
-		d := g.Media.Documents[lang]
-		p := "$.media.documents" + keyPath(lang)
-		for _, k := range site.DocumentKinds {
-			if !k.FloorPages {
-				add(p+"."+k.Key, d.File(k.Key), kindFormats(k), nil, nil)
-				continue
-			}
-			// The slice shares its array with the guide's.
-			imgs := d.FloorImages(k.Key)
-			for i := range imgs {
-				add(fmt.Sprintf("%s.%s[%d].file", p, k.Key, i), imgs[i].File, kindFormats(k), &imgs[i].Width, &imgs[i].Height)
+	documents := func(path string, docs map[string]Documents) {
+		for _, lang := range sortedKeys(docs) {
+			d := docs[lang]
+			p := path + keyPath(lang)
+			for _, k := range site.DocumentKinds {
+				if !k.FloorPages {
+					add(p+"."+k.Key, d.File(k.Key), kindFormats(k), nil, nil)
+					continue
+				}
+				// The slice shares its array with the guide's.
+				imgs := d.FloorImages(k.Key)
+				for i := range imgs {
+					add(fmt.Sprintf("%s.%s[%d].file", p, k.Key, i), imgs[i].File, kindFormats(k), &imgs[i].Width, &imgs[i].Height)
+				}
 			}
 		}
+	}
+	documents("$.media.documents", g.Media.Documents)
+	for i := range g.Views {
+		documents(fmt.Sprintf("$.views[%d].plans", i), g.Views[i].Plans)
 	}
 	return refs
 }

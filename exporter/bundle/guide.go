@@ -117,10 +117,7 @@ const (
 )
 
 // HiddenFeatures lists every valid value of View.Hidden.
-var HiddenFeatures = []string{
-	HideMeasurements, HideRoomDimensions, HideAddress, HideFloorPlans,
-	HidePhotos, HideVideo, HideAutofill,
-}
+var HiddenFeatures = site.HiddenFeatures
 
 // View is one public view of the guide.
 type View struct {
@@ -133,6 +130,11 @@ type View struct {
 	// metric elsewhere).
 	Units  string   `json:"units,omitempty"`
 	Hidden []string `json:"hidden,omitempty"`
+	// Plans, when set, are the floor plans the view shows instead of the
+	// guide's: keyed by language like Media.Documents, holding only floor
+	// plan kinds (site.IsPlanKind). A plan kind they leave out the view
+	// does not show, whatever the guide has (docs/bundle.md#per-view-plans).
+	Plans map[string]Documents `json:"plans,omitempty"`
 }
 
 // Hides reports whether the view hides feature.
@@ -143,6 +145,34 @@ func (v *View) Hides(feature string) bool {
 		}
 	}
 	return false
+}
+
+// ViewDocuments returns the documents view v publishes, by language: the
+// guide's, with the floor plan kinds taken from the view's own plans when
+// it has some (none of the guide's then).
+func (g *Guide) ViewDocuments(v *View) map[string]Documents {
+	if v.Plans == nil {
+		return g.Media.Documents
+	}
+	out := map[string]Documents{}
+	for lang, d := range g.Media.Documents {
+		for _, k := range site.DocumentKinds {
+			if site.IsPlanKind(k.Key) {
+				d.field(k.Key).SetZero()
+			}
+		}
+		out[lang] = d
+	}
+	for lang, p := range v.Plans {
+		d := out[lang]
+		for _, k := range site.DocumentKinds {
+			if site.IsPlanKind(k.Key) {
+				d.field(k.Key).Set(p.field(k.Key))
+			}
+		}
+		out[lang] = d
+	}
+	return out
 }
 
 // DefaultView returns the guide's default view, or nil if it has none (a

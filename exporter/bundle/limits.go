@@ -125,6 +125,9 @@ func (l Limits) counted() []limit {
 		docs(".media.documents.*.jpgMetric", false),
 		docs(".media.documents.*.jpgImperial", false),
 		docs(".media.documents.*.*", true),
+		docs(".views[].plans.*.jpgMetric", false),
+		docs(".views[].plans.*.jpgImperial", false),
+		docs(".views[].plans.*.*", true),
 		{pattern: ".webhooks", what: "webhooks", flag: "--max-webhooks", max: l.Webhooks},
 		{pattern: ".banner.phones", what: "phone numbers", flag: "--max-phones", max: l.Phones},
 		{pattern: ".banner.emails", what: "email addresses", flag: "--max-emails", max: l.Emails},
@@ -134,6 +137,7 @@ func (l Limits) counted() []limit {
 		fixed(".addons", "addons", len(Addons)),
 		fixed(".views[].hidden", "hidden features per view", len(HiddenFeatures)),
 		fixed(".media.documents", "document languages", len(site.Languages)),
+		fixed(".views[].plans", "plan languages per view", len(site.Languages)),
 		fixed(".summary.buildings[].floors[].rooms[].dims", "dims per room", 2),
 	}
 }

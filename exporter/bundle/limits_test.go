@@ -74,6 +74,11 @@ func TestLimits(t *testing.T) {
 			grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgMetric", 150)
 			grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgImperial", 150)
 		}, Limits{Documents: 300}, "$.media.documents.", "more than 300 document files"},
+		{"view plans counted with the documents", func(g map[string]any) {
+			grow(obj(obj(obj(g, "media"), "documents"), "en"), "jpgMetric", 150)
+			plans := map[string]any{"jpgMetric": obj(obj(obj(g, "media"), "documents"), "en")["jpgMetric"]}
+			arr(g, "views")[1].(map[string]any)["plans"] = map[string]any{"en": plans}
+		}, Limits{Documents: 290}, "$.views[1].plans.en.jpgMetric[", "more than 290 document files"},
 		{"webhooks", func(g map[string]any) {
 			g["webhooks"] = []any{map[string]any{"url": "https://example.test/h", "secret": "s"}}
 			grow(g, "webhooks", d.Webhooks+1)

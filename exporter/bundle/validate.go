@@ -395,9 +395,45 @@ func (c *checker) views(views []View) {
 			}
 			hidden[h] = true
 		}
+		if v.Plans != nil {
+			c.plans(p+".plans", v)
+		}
 	}
 	if defaults != 1 {
 		c.addAggregate("$.views", "%d views have default: true; exactly one must", defaults)
+	}
+}
+
+// plans checks a view's own floor plans: languages, floor plan kinds
+// only, file paths and floor images; a view hiding floorPlans shows none.
+func (c *checker) plans(path string, v *View) {
+	if v.Hides(HideFloorPlans) {
+		c.add(path, "a view hiding floorPlans shows no plans: remove its plans or the hidden feature")
+	}
+	var plan []string
+	for _, k := range site.DocumentKinds {
+		if site.IsPlanKind(k.Key) {
+			plan = append(plan, k.Key)
+		}
+	}
+	for _, lang := range sortedKeys(v.Plans) {
+		p := path + keyPath(lang)
+		if !slices.Contains(site.Languages, lang) {
+			c.add(p, "unknown language %q (known: %s)", lang, strings.Join(site.Languages, ", "))
+		}
+		d := v.Plans[lang]
+		for _, k := range site.DocumentKinds {
+			switch {
+			case !site.IsPlanKind(k.Key):
+				if k.FloorPages && len(d.FloorImages(k.Key)) > 0 || !k.FloorPages && d.File(k.Key) != "" {
+					c.add(p+"."+k.Key, "%s is not a floor plan: a view's plans take %s", k.Key, strings.Join(plan, ", "))
+				}
+			case k.FloorPages:
+				c.floorImages(p+"."+k.Key, d.FloorImages(k.Key))
+			case d.File(k.Key) != "":
+				c.rel(p+"."+k.Key, d.File(k.Key))
+			}
+		}
 	}
 }
 

@@ -59,3 +59,44 @@ func toString(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
 }
+
+// TestSchemaListsPlanKinds checks that a view's plans take exactly the
+// floor plan kinds (site.IsPlanKind), each as documents have it, in the
+// languages.
+func TestSchemaListsPlanKinds(t *testing.T) {
+	type schema struct {
+		Ref        string            `json:"$ref"`
+		Properties map[string]schema `json:"properties"`
+	}
+	var raw struct {
+		Defs map[string]schema `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for k, p := range raw.Defs["plans"].Properties {
+		got = append(got, k)
+		if p.Ref != "#/$defs/documents/properties/"+k {
+			t.Errorf("plans.%s refers to %q, not to documents' %s", k, p.Ref, k)
+		}
+	}
+	for _, k := range site.DocumentKinds {
+		if site.IsPlanKind(k.Key) {
+			want = append(want, k.Key)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("schema plan keys %v, want the plan kinds %v", got, want)
+	}
+	var langs []string
+	for l := range raw.Defs["view"].Properties["plans"].Properties {
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	if want := slices.Sorted(slices.Values(site.Languages)); !slices.Equal(langs, want) {
+		t.Errorf("schema plan languages %v, want %v", langs, want)
+	}
+}

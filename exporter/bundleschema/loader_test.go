@@ -174,6 +174,21 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		}, []string{"$.views"}},
 		{"unknown hidden feature", func(g map[string]any) { obj(list(g["views"])[0])["hidden"] = []any{"maps"} }, []string{"$.views[0].hidden[0]"}},
 		{"unknown units", func(g map[string]any) { obj(list(g["views"])[0])["units"] = "furlongs" }, []string{"$.views[0].units"}},
+		{"view plans", func(g map[string]any) {
+			obj(list(g["views"])[1])["plans"] = map[string]any{"en": map[string]any{"pdfMetric": "doc/floorplan_metric_fr.pdf",
+				"jpgMetric": []any{map[string]any{"id": 1, "floorName": "Main Floor", "file": "doc/floor_metric_en_1.jpg"}}}}
+		}, nil},
+		{"view plans with a kind that is no plan", func(g map[string]any) {
+			obj(list(g["views"])[1])["plans"] = map[string]any{"en": map[string]any{"galleryZip": "doc/gallery.zip"}}
+		}, []string{"$.views[1].plans.en.galleryZip"}},
+		{"view plans in an unknown language", func(g map[string]any) {
+			obj(list(g["views"])[1])["plans"] = map[string]any{"de": map[string]any{"pdfMetric": "doc/floorplan_metric_fr.pdf"}}
+		}, []string{"$.views[1].plans.de"}},
+		{"view plans of a view hiding floor plans", func(g map[string]any) {
+			v := obj(list(g["views"])[1])
+			v["hidden"] = []any{"floorPlans"}
+			v["plans"] = map[string]any{"en": map[string]any{"pdfMetric": "doc/floorplan_metric_fr.pdf"}}
+		}, []string{"$.views[1].plans"}},
 		{"view id reserved", func(g map[string]any) { obj(list(g["views"])[0])["viewId"] = "API" }, []string{"$.views[0].viewId"}},
 		{"expiry not a time", func(g map[string]any) { obj(list(g["views"])[0])["expiresAt"] = "soon" }, []string{"$.views[0].expiresAt"}},
 		{"unknown language", func(g map[string]any) { obj(g["media"])["documents"] = map[string]any{"de": map[string]any{}} }, []string{"$.media.documents.de"}},

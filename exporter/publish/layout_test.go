@@ -199,3 +199,22 @@ func TestLocalFilesKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseOfReadsHideTable: every kind of the hide table goes up in the
+// phase its group calls for, statuses last.
+func TestPhaseOfReadsHideTable(t *testing.T) {
+	for p, want := range map[string]int{
+		"v1/data/status": phaseStatus, "v1/data/summary": phaseContent, "v1/reso/autofill": phaseContent,
+		"v1/index.html": phaseContent, "u/v1/fr/index.html": phaseContent, "embed/v1/index.html": phaseContent,
+		"v1/doc/photos/ph-1.jpg": phaseMedia, "v1/doc/photos/ph-1.w480.jpg": phaseMedia, "v1/doc/en/embedImage.png": phaseMedia,
+		"v1/doc/en/jpgMetric-1.jpg": phaseMedia, "v1/doc/fr/pdfMetric.pdf": phaseMedia,
+	} {
+		f, _, ok := site.PublicFileOf(p)
+		if !ok {
+			t.Fatalf("%s has no row", p)
+		}
+		if got := phaseOf(p); got != want {
+			t.Errorf("phaseOf(%s) (%s) = %d, want %d", p, f.Kind, got, want)
+		}
+	}
+}

@@ -46,8 +46,19 @@ const (
 	numPhases
 )
 
-// phaseOf returns the upload phase of the public file rel.
+// phaseOf returns the upload phase of the public file rel: by its row of
+// the hide table (site.PublicFiles) for a file the exporter writes, by its
+// name for any other file of the tree.
 func phaseOf(rel string) int {
+	if f, _, ok := site.PublicFileOf(rel); ok {
+		switch {
+		case f.Kind == site.FileStatus:
+			return phaseStatus
+		case f.Group == site.GroupMedia:
+			return phaseMedia
+		}
+		return phaseContent
+	}
 	switch {
 	case strings.HasSuffix(rel, "/"+site.StatusFile):
 		return phaseStatus

@@ -124,8 +124,12 @@ type Input struct {
 	BrandedURL, UnbrandedURL, EmbedURL string
 	// Languages are the page languages, the default first.
 	Languages []string
-	Address   *Address
-	Geo       *site.Location
+	// Hidden are the features the view hides: their data is already gone
+	// from the other fields, and the pages' words (alt text, title,
+	// description) follow them too, never saying what is not shown.
+	Hidden  []string
+	Address *Address
+	Geo     *site.Location
 	// Summary holds the measurements (mm and mm²), nil when they are
 	// hidden; room dimensions are gone when those are hidden.
 	Summary    *site.Summary
@@ -216,6 +220,7 @@ func FromDocs(d Docs, e Extra) Input {
 		return in
 	}
 	h := e.Hidden
+	in.Hidden = slices.Clone(h)
 	if e.Property != nil && !hides(h, HideAddress) {
 		p := e.Property
 		street := strings.TrimSpace(p.StreetNumber + " " + p.StreetName)
@@ -234,24 +239,21 @@ func FromDocs(d Docs, e Extra) Input {
 			in.Summary = withoutDims(d.Summary)
 		}
 	}
-	if !hides(h, HideFloorPlans) {
-		for _, ld := range e.Documents {
-			out := LanguageDocs{Lang: ld.Lang}
-			for _, p := range ld.PDFs {
-				if httpURL(p.URL) {
-					out.PDFs = append(out.PDFs, p)
-				}
+	// Files are linked as the hide table allows (site.PublicFiles).
+	for _, ld := range e.Documents {
+		out := LanguageDocs{Lang: ld.Lang}
+		for _, p := range ld.PDFs {
+			if httpURL(p.URL) && site.Shows(pdfKind(p.Units), h) {
+				out.PDFs = append(out.PDFs, p)
 			}
-			if !hides(h, HideAutofill) {
-				for _, p := range ld.Pages {
-					if httpURL(p.URL) {
-						out.Pages = append(out.Pages, p)
-					}
-				}
+		}
+		for _, p := range ld.Pages {
+			if httpURL(p.URL) && site.Shows(site.FileFloorPage, h) {
+				out.Pages = append(out.Pages, p)
 			}
-			if len(out.PDFs)+len(out.Pages) > 0 {
-				in.Documents = append(in.Documents, out)
-			}
+		}
+		if len(out.PDFs)+len(out.Pages) > 0 {
+			in.Documents = append(in.Documents, out)
 		}
 	}
 	if d.Autofill != nil {
@@ -264,6 +266,17 @@ func FromDocs(d Docs, e Extra) Input {
 		in.Banner = banner(e.Banner)
 	}
 	return in
+}
+
+// pdfKind returns the public file kind of the floor plan PDF in units, ""
+// (never shown) for other units.
+func pdfKind(units string) site.FileKind {
+	for _, k := range site.DocumentKinds {
+		if k.Public && !k.FloorPages && k.Units != "" && k.Units == units {
+			return site.DocumentFile(k.Key)
+		}
+	}
+	return ""
 }
 
 // withoutDims returns a copy of s with every room's dimensions removed.
@@ -289,7 +302,7 @@ func media(in *Input, ms []site.Media, h []string) {
 	for _, m := range ms {
 		switch m.MediaCategory {
 		case site.MediaPhoto:
-			if hides(h, HidePhotos) || !httpURL(m.MediaURL) {
+			if !site.Shows(site.FilePhoto, h) || !httpURL(m.MediaURL) {
 				continue
 			}
 			pref := m.PreferredPhotoYN != nil && *m.PreferredPhotoYN

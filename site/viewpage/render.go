@@ -248,7 +248,6 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 			p.Heading = place
 		}
 	}
-	p.Title = p.T("title", p.Heading)
 	p.measurements()
 	p.plans(lang)
 	p.photos(place)
@@ -260,14 +259,7 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		facts = append(facts, p.count("photos", len(in.Photos)))
 	}
 	p.Facts = strings.Join(facts, " · ")
-	if place != "" {
-		p.Description = p.T("description", place)
-	} else {
-		p.Description = p.T("descriptionNoAddress")
-	}
-	if h := p.Headline; h != nil {
-		p.Description += " " + h.Label + ": " + h.Value + "."
-	}
+	p.describe(place)
 	if len(in.Photos) > 0 {
 		p.Image = &in.Photos[0]
 	}
@@ -295,6 +287,39 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		p.JSONLD = ld
 	}
 	return execute(&p, in.ViewID, k)
+}
+
+// describe sets the page's title and description: words naming floor
+// plans, measurements and room dimensions only when the view shows them,
+// the place when there is one, the headline area.
+func (p *page) describe(place string) {
+	in := p.In
+	title := in.words("title", HideMeasurements, HideFloorPlans)
+	p.Title = p.T(title, p.Heading)
+	if place == "" && title != "title" {
+		p.Title = p.Heading // not "Property guide – property guide"
+	}
+	description := in.words("description", HideMeasurements, HideRoomDimensions, HideFloorPlans)
+	if place != "" {
+		p.Description = p.T(description, place)
+	} else {
+		p.Description = p.T(description + "NoAddress")
+	}
+	if h := p.Headline; h != nil {
+		p.Description += " " + h.Label + ": " + h.Value + "."
+	}
+}
+
+// words returns the message id of words that name what the features
+// claims are: id itself, or its plain form (id + "Plain") when the view
+// hides one of them, so that no page says it shows what the view hides.
+func (in *Input) words(id string, claims ...string) string {
+	for _, f := range claims {
+		if hides(in.Hidden, f) {
+			return id + "Plain"
+		}
+	}
+	return id
 }
 
 // count returns "n things" from the message id ("rooms"), or its
@@ -483,7 +508,8 @@ func (p *page) plans(lang string) {
 		other = u1
 	}
 	for _, pg := range shown {
-		p.Plans = append(p.Plans, planView{Floor: pg.Floor, Alt: p.T("planAlt", pg.Floor), Href: p.href(pg.URL),
+		alt := p.In.words("planAlt", HideRoomDimensions, HideMeasurements)
+		p.Plans = append(p.Plans, planView{Floor: pg.Floor, Alt: p.T(alt, pg.Floor), Href: p.href(pg.URL),
 			Img: p.image(pg.URL, pg.Width, pg.Height, "(min-width: 72rem) 70rem, calc(100vw - 2rem)")})
 	}
 	p.linkUnits = other

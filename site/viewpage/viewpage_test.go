@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"html"
 	"regexp"
 	"strconv"
 	"strings"
@@ -132,6 +133,65 @@ func TestHiddenFeatures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWordsFollowHides: the pages' words never say more than the view
+// shows, in every language: a view hiding room dimensions (or all
+// measurements) has no plan alt text "with room names and dimensions", one
+// hiding measurements or floor plans no title or description promising
+// them (docs/pages.md#hidden-features).
+func TestWordsFollowHides(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	// Each message, with the hidden features that make it untrue.
+	claims := map[string][]string{
+		"planAlt":              {HideRoomDimensions, HideMeasurements},
+		"title":                {HideMeasurements, HideFloorPlans},
+		"description":          {HideMeasurements, HideRoomDimensions, HideFloorPlans},
+		"descriptionNoAddress": {HideMeasurements, HideRoomDimensions, HideFloorPlans},
+	}
+	args := regexp.MustCompile(`%(\[\d+\])?[sd]`)
+	// fixed returns the longest run of a message's own words.
+	fixed := func(lang, id string) string {
+		longest := ""
+		for _, part := range args.Split(readLocale(lang)[id], -1) {
+			if len(part) > len(longest) {
+				longest = part
+			}
+		}
+		return longest
+	}
+	pages := func(hidden []string, lang string) string {
+		e := extraOf(s)
+		e.Hidden, e.Languages = hidden, PageLanguages
+		in := FromDocs(s.Docs, e)
+		var all strings.Builder
+		for _, k := range Kinds {
+			b, err := Render(k, &in, lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.Write(b)
+		}
+		return html.UnescapeString(all.String())
+	}
+	for _, lang := range PageLanguages {
+		full := pages(nil, lang)
+		for id, by := range claims {
+			words := fixed(lang, id)
+			if id != "descriptionNoAddress" && !strings.Contains(full, words) {
+				t.Errorf("%s: %s (%q) is not in the pages of a view hiding nothing: the check tests nothing", lang, id, words)
+			}
+			for _, h := range by {
+				hidden := []string{h}
+				if id == "descriptionNoAddress" {
+					hidden = append(hidden, HideAddress)
+				}
+				if strings.Contains(pages(hidden, lang), words) {
+					t.Errorf("%s: the pages of a view hiding %v say %q (%s)", lang, hidden, words, id)
+				}
+			}
+		}
 	}
 }
 
