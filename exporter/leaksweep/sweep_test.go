@@ -66,6 +66,30 @@ var scenarios = []scenario{
 		s.export(t)
 		return s.channels(t)
 	}},
+	{"hidden in an export whose outbox write failed, then a crash and a restart", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		s := env.site(t, "crash", []site.Encoding{site.Gzip}, site.Identity)
+		c.write(t, s.src, false)
+		s.export(t)
+		if s.live == nil {
+			return s.channels(t)
+		}
+		// The hides are exported while every outbox entry write fails and
+		// nothing is uploaded: the process dies before it could. The
+		// restart must take every hidden object out of the bucket.
+		s.stop(t)
+		s.faults.Fail(1000, publishtest.Entries)
+		s.start(t, false)
+		c.write(t, s.src, true)
+		s.export(t)
+		if s.faults.Failed() == 0 {
+			t.Fatal("no outbox write failed: the scenario tests nothing")
+		}
+		s.stop(t)
+		s.faults.Fail(0, nil)
+		s.start(t, true)
+		s.idle(t)
+		return s.channels(t)
+	}},
 }
 
 // TestLeakSweep exports the corpus with each hidden feature on its own and
@@ -260,17 +284,22 @@ func startStore(t *testing.T) *publishtest.Store {
 }
 
 // sweepSite is a source folder, its exporter and a live publisher
-// uploading to a bucket of its own (none without a server).
+// uploading to a bucket of its own (none without a server), through an
+// outbox whose writes a scenario can make fail.
 type sweepSite struct {
 	src, out, priv string
 	ex             *exporter.Exporter
-	live           *publish.Live
 	bucket         *blob.Bucket
+	faults         *publishtest.FaultFs
+	lc             publish.LiveConfig
+	live           *publish.Live
+	halt           func() // stops live: its Run, then its lock
+	running        bool   // live runs: it uploads what it records
 }
 
 // site returns a new site whose exporter writes the compressed siblings
 // encs and whose live publisher uploads documents encoded with upload to a
-// bucket of its own; the publisher runs until the test ends.
+// bucket of its own; the publisher runs until the test ends or stop.
 func (env *sweepEnv) site(t *testing.T, name string, encs []site.Encoding, upload site.Encoding) *sweepSite {
 	dir := t.TempDir()
 	s := &sweepSite{src: filepath.Join(dir, "src"), out: filepath.Join(dir, "public"), priv: filepath.Join(dir, "private")}
@@ -288,26 +317,59 @@ func (env *sweepEnv) site(t *testing.T, name string, encs []site.Encoding, uploa
 	}
 	env.buckets++
 	s.bucket = publishtest.NewBucket(t, env.store.Endpoint, fmt.Sprintf("sweep-%s-%d", name, env.buckets))
-	lc := publish.DefaultLiveConfig()
-	lc.From, lc.FromDir, lc.Bucket, lc.OutboxDir = osfs, s.out, s.bucket, filepath.Join(s.priv, site.OutboxDir)
-	lc.Encoding = upload // documents stored compressed: the search decodes them
-	lc.RetryMin, lc.RetryMax = 20*time.Millisecond, 200*time.Millisecond
-	l, err := publish.NewLive(lc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.live = l
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	s.faults = publishtest.NewFaultFs(osfs)
+	s.lc = publish.DefaultLiveConfig()
+	s.lc.From, s.lc.FromDir, s.lc.Bucket, s.lc.OutboxDir = osfs, s.out, s.bucket, filepath.Join(s.priv, site.OutboxDir)
+	s.lc.OutboxFs = s.faults
+	s.lc.Encoding = upload // documents stored compressed: the search decodes them
+	s.lc.RetryMin, s.lc.RetryMax = 20*time.Millisecond, 200*time.Millisecond
+	s.start(t, true)
+	t.Cleanup(func() { s.stop(t) })
 	return s
 }
 
-// export exports every bundle, hands the results to the live publisher
-// and waits until it uploaded them.
+// start opens the outbox as a new process would, and runs the publisher
+// when run is set (else it records and uploads nothing, as a process
+// about to die).
+func (s *sweepSite) start(t *testing.T, run bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l, err := publish.NewLive(ctx, s.lc)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s.live, s.running = l, run
+	done := make(chan struct{})
+	if run {
+		go func() { l.Run(ctx); close(done) }()
+	} else {
+		close(done)
+	}
+	s.halt = func() { cancel(); <-done; l.Close() }
+}
+
+// stop stops the publisher as a killed process would stop: what it had
+// not uploaded stays in the outbox (or is lost where the outbox failed).
+func (s *sweepSite) stop(t *testing.T) {
+	if s.halt != nil {
+		s.halt()
+		s.halt, s.running = nil, false
+	}
+}
+
+// export exports every bundle as watch does (the intent in the outbox
+// first), hands the results to the live publisher and, when it runs,
+// waits until it uploaded them.
 func (s *sweepSite) export(t *testing.T) {
-	rep, err := s.ex.ExportAll(context.Background())
+	ctx := context.Background()
+	var done func()
+	if s.live != nil {
+		var err error
+		if done, err = s.live.Exporting(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := s.ex.ExportAll(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,16 +377,25 @@ func (s *sweepSite) export(t *testing.T) {
 		if g.Err != nil {
 			t.Fatalf("%s: %v", g.Folder, g.Err)
 		}
-		if s.live == nil {
-			continue
-		}
-		if err := s.live.Record(g); err != nil {
-			t.Fatal(err)
+		if s.live != nil {
+			// An outbox that fails is the crash scenario's: the upload
+			// goes on from memory, and the intent stays.
+			if err := s.live.Record(g); err != nil && s.faults.Failed() == 0 {
+				t.Fatal(err)
+			}
 		}
 	}
 	if s.live == nil {
 		return
 	}
+	done()
+	if s.running {
+		s.idle(t)
+	}
+}
+
+// idle waits until the running publisher has uploaded everything.
+func (s *sweepSite) idle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if n := s.live.Idle(ctx); n != 0 {
