@@ -129,7 +129,21 @@ type Principal struct {
 // revoked, its app not revoked) and not expired on the configured clock.
 // ok is false for any such failure; err is a store failure only.
 func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Principal, ok bool, err error) {
-	if token == "" || clientID == "" {
+	if clientID == "" {
+		return Principal{}, false, nil
+	}
+	p, ok, err = s.AuthenticateBearer(ctx, token)
+	if !ok || p.ClientID != clientID {
+		return Principal{}, false, err
+	}
+	return p, true, nil
+}
+
+// AuthenticateBearer is Authenticate for a token presented alone, as
+// Authorization: Bearer (RFC 6750): the client is the one the token was
+// issued to.
+func (s *Server) AuthenticateBearer(ctx context.Context, token string) (p Principal, ok bool, err error) {
+	if token == "" {
 		return Principal{}, false, nil
 	}
 	sig := s.strategy.AccessTokenSignature(ctx, token)
@@ -139,9 +153,6 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 	}
 	if err != nil {
 		return Principal{}, false, err
-	}
-	if req.GetClient().GetID() != clientID {
-		return Principal{}, false, nil
 	}
 	// The HMAC check: the store keeps only signatures, so a leaked row
 	// does not make a token.
@@ -155,7 +166,7 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 	if sess == nil || sess.Subject == "" {
 		return Principal{}, false, nil
 	}
-	return Principal{ClientID: clientID, OwnerID: sess.Subject, Scopes: req.GetGrantedScopes()}, true, nil
+	return Principal{ClientID: req.GetClient().GetID(), OwnerID: sess.Subject, Scopes: req.GetGrantedScopes()}, true, nil
 }
 
 // handleToken is the token endpoint (RFC 6749 §3.2): code exchange and
