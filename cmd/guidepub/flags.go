@@ -265,6 +265,9 @@ func deliveryFlags() []cli.Flag {
 			Usage: "lifetime of an OAuth access token"},
 		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
 			Usage: "lifetime of an OAuth refresh token"},
+		&cli.StringSliceFlag{Name: "trusted-proxies", EnvVars: envVars("trusted-proxies"),
+			Usage: "addresses or CIDR ranges of the reverse proxies in front (comma-separated): from them, a sign-in's client address is " +
+				"taken from X-Forwarded-For; from any other peer that header is ignored (default: none, the TCP peer is the client)"},
 	}, signingKeyFlag())
 }
 

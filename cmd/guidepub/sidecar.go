@@ -58,6 +58,7 @@ type sidecarConfig struct {
 	InstanceID          string        // see delivery.Config.InstanceID
 	AccessTokenTTL      time.Duration // OAuth access tokens
 	RefreshTokenTTL     time.Duration // OAuth refresh tokens
+	TrustedProxies      []net.IPNet   // whose X-Forwarded-For sign-in believes
 	Logger              *slog.Logger
 	Clock               clock.Clock // nil: clock.System()
 }
@@ -154,7 +155,23 @@ func readDeliveryFlags(c *cli.Context, cfg *sidecarConfig) error {
 	if cfg.SigningKeys, err = parseSigningKeys(c.StringSlice("signing-key")); err != nil {
 		return usagef("--signing-key: %v", err)
 	}
+	if cfg.TrustedProxies, err = oauth.ParseTrustedProxies(splitList(c.StringSlice("trusted-proxies"))...); err != nil {
+		return usagef("--trusted-proxies: %v", err)
+	}
 	return nil
+}
+
+// splitList splits comma-separated values and drops empty ones.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // defaultInstanceID names a sidecar by its host and listen address, which

@@ -44,6 +44,7 @@ type Server struct {
 	logger   *slog.Logger
 	cookies  *cookieKeys
 	throttle *throttle
+	clients  *clientAddrs
 	hashes   *hashLimiter
 
 	lastSweep atomic.Int64 // unix seconds of the last removal of expired tokens
@@ -101,9 +102,16 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 	)
 	return &Server{
 		cfg: cfg, store: st, storage: stor, provider: provider, strategy: strategy, logger: cfg.Logger,
-		cookies:  &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
-		throttle: newThrottle(cfg.SignInFailures, time.Minute, cfg.Now),
-		hashes:   newHashLimiter(cfg.PasswordHashMemoryMiB, cfg.PasswordHashWait),
+		cookies: &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
+		throttle: newThrottle(signInPolicy{
+			PairFailures: cfg.SignInFailures, ClientFailures: cfg.SignInClientFailures, OwnerFailures: cfg.SignInOwnerFailures,
+			Delay: cfg.SignInDelay, MaxDelay: cfg.SignInMaxDelay, Window: cfg.SignInWindow,
+		}, cfg.Now),
+		clients: newClientAddrs(cfg.TrustedProxies, func() {
+			cfg.Logger.Warn("oauth sign-in: X-Forwarded-For from a peer that is not a trusted proxy is ignored; " +
+				"behind a reverse proxy, list it in --trusted-proxies or every client counts as the proxy")
+		}),
+		hashes: newHashLimiter(cfg.PasswordHashMemoryMiB, cfg.PasswordHashWait),
 	}, nil
 }
 
