@@ -26,6 +26,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/httpserver"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -73,7 +74,7 @@ Examples:
    guidepub dev --src bundles --addr 127.0.0.1:9000
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
 		// allow-private-targets is not among them: dev always allows them.
-		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags()),
+		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags(), serverFlags(devServerLimits())),
 		Action: e.runDev,
 	}
 }
@@ -159,7 +160,7 @@ func (e *env) runDev(c *cli.Context) error {
 	mux := devMux(parts.Server, static, &devReceiver{privateDir: priv, url: base + devReceiverPath, logger: logger})
 	served := make(chan error, 1)
 	go func() {
-		served <- serveHTTP(ctx, ln, mux, logger, func(ctx context.Context) error {
+		served <- serveHTTP(ctx, ln, mux, side.HTTP, logger, func(ctx context.Context) error {
 			if err := parts.Close(ctx); err != nil {
 				logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
 			}
@@ -213,11 +214,24 @@ func startDevParts(ctx context.Context, side sidecarConfig, out string, logger *
 	return parts, static, nil
 }
 
+// devServerLimits are the defaults of dev's server limits: those of serve
+// and sidecar, with request bodies as large as a ready event may be, for
+// dev's own webhook receiver.
+func devServerLimits() httpserver.Limits {
+	l := httpserver.Default()
+	l.MaxBodyBytes = int64(bundle.DefaultLimits.DocumentBytes)
+	return l
+}
+
 // devSidecarConfig reads and validates the sidecar's settings before
 // anything listens, exactly as "sidecar" does, with dev's overrides.
 func (e *env) devSidecarConfig(c *cli.Context, priv string, logger *slog.Logger) (sidecarConfig, error) {
 	side := defaultSidecarConfig()
 	if err := readDeliveryFlags(c, &side); err != nil {
+		return side, err
+	}
+	var err error
+	if side.HTTP, err = readServerLimits(c); err != nil {
 		return side, err
 	}
 	side.AllowPrivateTargets = true // the samples' webhooks point at this process
