@@ -182,6 +182,12 @@ func (s *Server) AuthenticateBearer(ctx context.Context, token string) (p Princi
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err := r.ParseForm(); err == nil {
+		if !clientAuthenticates(r) {
+			s.logRFCError("token request refused", errNoClient)
+			challenge(w, errNoClient)
+			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), errNoClient)
+			return
+		}
 		// fosite answers invalid_request for a grant no handler takes.
 		if gt := r.PostForm.Get("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
 			err := fosite.ErrUnsupportedGrantType.WithHintf("The grant type %q is not supported.", gt)
@@ -208,8 +214,8 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.logRFCError("token request refused", err)
-		challenge(w, r, err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
+		challenge(w, err)
+		s.provider.WriteAccessError(ctx, w, ar, describeTokenError(r, err))
 		return
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
@@ -274,28 +280,38 @@ func (s *Server) deleteExpired(ctx context.Context, now time.Time) {
 	}
 }
 
-// handleRevoke is the revocation endpoint (RFC 7009). A request without a
-// token is invalid_request (§2.1 makes it required; fosite would answer
-// 200).
+// handleRevoke is the revocation endpoint (RFC 7009). A request without
+// client authentication is invalid_client, one without a token
+// invalid_request (§2.1 makes it required; fosite would answer 200), each
+// with guidepub's description.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var err error
-	if perr := r.ParseForm(); perr == nil && r.PostForm.Get("token") == "" {
-		err = fosite.ErrInvalidRequest.WithHint("The token parameter is missing.")
-	} else {
+	switch perr := r.ParseForm(); {
+	case perr == nil && !clientAuthenticates(r):
+		err = errNoClient
+	case perr == nil && r.PostForm.Get("token") == "":
+		err = errNoToken
+	default:
 		err = s.provider.NewRevocationRequest(ctx, r)
 	}
 	if err != nil {
 		s.logRFCError("revocation refused", err)
-		challenge(w, r, err)
+		challenge(w, err)
+		if errors.Is(err, fosite.ErrInvalidRequest) || errors.Is(err, fosite.ErrInvalidClient) {
+			writeRevocationError(w, err)
+			return
+		}
 	}
 	s.provider.WriteRevocationResponse(ctx, w, err)
 }
 
-// challenge adds the WWW-Authenticate header RFC 6749 §5.2 requires when a
-// client that authenticated with HTTP Basic is refused as invalid_client.
-func challenge(w http.ResponseWriter, r *http.Request, err error) {
-	if _, _, basic := r.BasicAuth(); basic && errors.Is(err, fosite.ErrInvalidClient) {
+// challenge adds the WWW-Authenticate header to an invalid_client answer,
+// which is a 401: RFC 9110 §15.5.2 requires one on every 401, and RFC 6749
+// §5.2 one matching the scheme the client used. guidepub's clients
+// authenticate with HTTP Basic or in the form, so the challenge is Basic.
+func challenge(w http.ResponseWriter, err error) {
+	if errors.Is(err, fosite.ErrInvalidClient) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="guidepub", charset="UTF-8"`)
 	}
 }
