@@ -19,22 +19,8 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // set, and returns the status, the headers and the JSON error code.
 func tokenCall(t *testing.T, endpoint string, form url.Values, user, pass string) (int, http.Header, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if user != "" {
-		req.SetBasicAuth(url.QueryEscape(user), url.QueryEscape(pass))
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var e struct {
-		Error string `json:"error"`
-	}
-	json.Unmarshal(body, &e)
-	return resp.StatusCode, resp.Header, e.Error
+	code, hdr, errCode, _ := tokenError(t, endpoint, form, user, pass)
+	return code, hdr, errCode
 }
 
 // TestOAuthStrictDeviations pins what a strict client (RFC 6749, 7009,
