@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,11 +68,10 @@ func fileHandler(t *testing.T, path string) http.Handler {
 func start(t *testing.T, hs *http.Server) (string, <-chan struct{}) {
 	t.Helper()
 	closed := make(chan struct{})
-	var once bool
+	var once sync.Once
 	hs.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateClosed && !once {
-			once = true
-			close(closed)
+		if st == http.StateClosed {
+			once.Do(func() { close(closed) })
 		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
