@@ -20,11 +20,18 @@ run: build ## export the embedded sample bundles and serve them with the sidecar
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-lint: ## gofmt, go mod tidy, go vet and staticcheck
+OPENAPI_LINT = site/openapi/lint
+
+lint: ## gofmt, go mod tidy, go vet, staticcheck and Redocly's OpenAPI linter
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+	@[ -d $(OPENAPI_LINT)/node_modules ] || npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund
+	@out=$$(REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(OPENAPI_LINT)/node_modules/.bin/redocly lint \
+	  --config $(OPENAPI_LINT)/redocly.yaml --max-problems 50 site/openapi/openapi.json 2>&1); st=$$?; echo "$$out"; \
+	  [ $$st -eq 0 ] || exit $$st; if echo "$$out" | grep -Eq 'You have [0-9]+ warnings?'; then \
+	  echo "openapi.json: fix the warnings, or explain them in $(OPENAPI_LINT)/.redocly.lint-ignore.yaml"; exit 1; fi
 
 BENCH     ?= .
 

@@ -18,6 +18,7 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/ory/fosite v0.49.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/realclientip/realclientip-go v1.0.0
 	github.com/riverqueue/river v0.31.0
 	github.com/riverqueue/river/riverdriver v0.31.0
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.31.0

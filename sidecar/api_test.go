@@ -88,6 +88,19 @@ func TestAuthentication(t *testing.T) {
 					return
 				}
 				wantError(t, w, tc.status, tc.code)
+				// RFC 9110 §15.5.2: a 401 carries a challenge; RFC 6750 §3
+				// names the error only when a bearer token was sent.
+				if ch := w.Header().Get("WWW-Authenticate"); tc.status == 401 {
+					want := `Bearer realm="guidepub"`
+					if strings.HasPrefix(tc.hdr.Get("Authorization"), "Bearer ") {
+						want += `, error="invalid_token"`
+					}
+					if ch != want {
+						t.Fatalf("WWW-Authenticate %q, want %q", ch, want)
+					}
+				} else if ch != "" {
+					t.Fatalf("%d with WWW-Authenticate %q", tc.status, ch)
+				}
 				if tc.status == 401 {
 					if body401 == nil {
 						body401 = w.Body.Bytes()

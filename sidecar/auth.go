@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,12 +17,29 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Credential headers of the Portal API (docs/sidecar.md#credentials). Authorization: Bearer is
-// not accepted.
+// Credential headers of the Portal API (docs/sidecar.md#credentials). An
+// OAuth access token may also come as Authorization: Bearer (RFC 6750
+// §2.1); an API token may not.
 const (
 	HeaderAppID    = "X-Svc-App-Id"
 	HeaderAppToken = "X-Svc-App-Token"
 )
+
+// errTokenTwice answers a request that sent an access token both as
+// Authorization: Bearer and in X-Svc-App-Token (RFC 6750 §2: one method
+// per request; §3.1: invalid_request, 400).
+var errTokenTwice = &apiError{status: http.StatusBadRequest, code: CodeInvalidArgument, bearerError: "invalid_request",
+	message: "send the access token once: in Authorization: Bearer or in " + HeaderAppToken}
+
+// bearerToken returns the token of an Authorization: Bearer header (the
+// scheme in any case, RFC 9110 §11.1), and whether there was one.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
 
 // maxAppIDLen bounds the app ids looked up in the store; longer ones are
 // looked up as "" (unknown) and not cached under their own name.
@@ -72,6 +90,9 @@ func (s *Server) authenticated(scope string, h http.HandlerFunc) http.Handler {
 // returned as is (500).
 func (s *Server) authenticate(r *http.Request) (store.Token, error) {
 	appID := r.Header.Get(HeaderAppID)
+	if bearer, ok := bearerToken(r); ok {
+		return s.authenticateBearer(r, appID, bearer)
+	}
 	if s.cfg.OAuth != nil && oauth.IsClientID(appID) {
 		return s.authenticateOAuth(r, appID)
 	}
@@ -102,6 +123,27 @@ func (s *Server) authenticateOAuth(r *http.Request, clientID string) (store.Toke
 		return store.Token{}, fmt.Errorf("check access token: %w", err)
 	}
 	if !ok {
+		return store.Token{}, errUnauthenticated
+	}
+	return store.Token{AppID: p.ClientID, OwnerID: p.OwnerID, Scopes: p.Scopes}, nil
+}
+
+// authenticateBearer checks an OAuth access token sent as Authorization:
+// Bearer. X-Svc-App-Id is optional then, and must name the token's app when
+// present; the token must not also be in X-Svc-App-Token (errTokenTwice).
+// API tokens are not bearer tokens: their value alone names no app.
+func (s *Server) authenticateBearer(r *http.Request, appID, token string) (store.Token, error) {
+	if _, twice := r.Header[http.CanonicalHeaderKey(HeaderAppToken)]; twice {
+		return store.Token{}, errTokenTwice
+	}
+	if s.cfg.OAuth == nil || (appID != "" && !oauth.IsClientID(appID)) {
+		return store.Token{}, errUnauthenticated
+	}
+	p, ok, err := s.cfg.OAuth.AuthenticateBearer(r.Context(), token)
+	if err != nil {
+		return store.Token{}, fmt.Errorf("check access token: %w", err)
+	}
+	if !ok || (appID != "" && appID != p.ClientID) {
 		return store.Token{}, errUnauthenticated
 	}
 	return store.Token{AppID: p.ClientID, OwnerID: p.OwnerID, Scopes: p.Scopes}, nil

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,5 +269,9 @@ func wantError(t testing.TB, w *httptest.ResponseRecorder, status int, code stri
 	decode(t, w, &b)
 	if b.Code != code {
 		t.Fatalf("code %q, want %q; body %s", b.Code, code, w.Body)
+	}
+	// Every 401 carries a challenge (RFC 9110 §15.5.2).
+	if ch := w.Header().Get("WWW-Authenticate"); status == http.StatusUnauthorized && !strings.HasPrefix(ch, `Bearer realm="guidepub"`) {
+		t.Fatalf("401 with WWW-Authenticate %q, want a Bearer challenge", ch)
 	}
 }

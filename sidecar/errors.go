@@ -30,7 +30,10 @@ type apiError struct {
 	code       string
 	message    string
 	retryAfter int // seconds, for 429
-	err        error
+	// bearerError is the RFC 6750 §3.1 error code of the challenge sent
+	// with a 400 about how a bearer token was sent.
+	bearerError string
+	err         error
 }
 
 func (e *apiError) Error() string {
@@ -93,5 +96,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(ae.retryAfter))
 	}
+	if ae.status == http.StatusUnauthorized || ae.bearerError != "" {
+		w.Header().Set("WWW-Authenticate", challenge(r, ae.bearerError))
+	}
 	writeJSON(w, ae.status, errorBody{Code: ae.code, Message: ae.message})
+}
+
+// challenge is the WWW-Authenticate value of a 401 (RFC 9110 §15.5.2
+// requires one): the Bearer scheme of RFC 6750, the one standard scheme
+// the Portal API takes. Its error attribute is code, or invalid_token when
+// the request carried a bearer token; a request that sent none gets no
+// error attribute (RFC 6750 §3.1).
+func challenge(r *http.Request, code string) string {
+	if _, sent := bearerToken(r); sent && code == "" {
+		code = "invalid_token"
+	}
+	if code == "" {
+		return `Bearer realm="guidepub"`
+	}
+	return `Bearer realm="guidepub", error="` + code + `"`
 }

@@ -93,6 +93,12 @@ func clientFrom(ip string) *http.Client {
 // the status and the Retry-After header.
 func (a signInAttempt) post(t testing.TB, client *http.Client, owner, password string) (int, string) {
 	t.Helper()
+	return a.postVia(t, client, "", owner, password)
+}
+
+// postVia is post with an X-Forwarded-For header (when xff is not empty).
+func (a signInAttempt) postVia(t testing.TB, client *http.Client, xff, owner, password string) (int, string) {
+	t.Helper()
 	f := url.Values{}
 	for k, v := range a.form {
 		f[k] = v
@@ -102,6 +108,9 @@ func (a signInAttempt) post(t testing.TB, client *http.Client, owner, password s
 	req, _ := http.NewRequest("POST", a.action, strings.NewReader(f.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(&http.Cookie{Name: a.csrf.Name, Value: a.csrf.Value})
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Errorf("sign-in: %v", err)
@@ -117,6 +126,16 @@ func (a signInAttempt) post(t testing.TB, client *http.Client, owner, password s
 // Retry-After is counted as -429 or -503.
 func concurrently(t testing.TB, a signInAttempt, n int, who func(i int) (owner, ip string)) map[int]int {
 	t.Helper()
+	return concurrentlyVia(t, a, n, func(i int) (string, string, string) {
+		owner, ip := who(i)
+		return owner, ip, ""
+	})
+}
+
+// concurrentlyVia is concurrently with an X-Forwarded-For header per
+// attempt (none when empty).
+func concurrentlyVia(t testing.TB, a signInAttempt, n int, who func(i int) (owner, ip, xff string)) map[int]int {
+	t.Helper()
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -124,13 +143,13 @@ func concurrently(t testing.TB, a signInAttempt, n int, who func(i int) (owner, 
 		start  = make(chan struct{})
 	)
 	for i := range n {
-		owner, ip := who(i)
+		owner, ip, xff := who(i)
 		client := clientFrom(ip)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			code, retry := a.post(t, client, owner, "a wrong password, guessed")
+			code, retry := a.postVia(t, client, xff, owner, "a wrong password, guessed")
 			if (code == 429 || code == 503) && retry == "" {
 				code = -code // refused without saying when to come back
 			}
@@ -144,35 +163,100 @@ func concurrently(t testing.TB, a signInAttempt, n int, who func(i int) (owner, 
 	return counts
 }
 
-// TestSignInThrottleConcurrent sends 30 wrong passwords at once: the
-// throttle counts an attempt before its password is checked, so at most
-// the limit (5) are checked (401) and the rest are refused unchecked
-// (429), per owner and per client address.
+// TestSignInStrangerCannotLockOut: 30 wrong passwords for alice sent at
+// once from one address, each with another X-Forwarded-For (the sidecar
+// trusts no proxy, so the header is ignored): at most 5 are checked, the
+// rest refused unchecked, and that address stays refused for her; alice
+// herself, from another address, signs in. On a per-owner lockout she
+// was refused (429) there too.
+func TestSignInStrangerCannotLockOut(t *testing.T) {
+	e := newOAuthEnvWith(t, storetestSQLite(t), func(c *oauth.Config) { c.PasswordHashWait = time.Minute })
+	a := e.newSignInAttempt(t)
+	counts := concurrentlyVia(t, a, 30, func(i int) (string, string, string) {
+		return "alice", "127.0.0.3", fmt.Sprintf("198.51.100.%d", i)
+	})
+	if counts[401] > 5 || counts[401] == 0 || counts[401]+counts[429] != 30 {
+		t.Fatalf("answers by status %v: want at most 5 checked (401), the rest refused unchecked (429)", counts)
+	}
+	if code, retry := a.post(t, clientFrom("127.0.0.3"), "alice", alicePassword); code != 429 || retry == "" {
+		t.Fatalf("the right password from the attacker's address: status %d Retry-After %q, want 429 with Retry-After", code, retry)
+	}
+	if code, _ := a.post(t, clientFrom("127.0.0.201"), "alice", alicePassword); code != http.StatusSeeOther {
+		t.Fatalf("alice from her own address: status %d, want 303 (signed in)", code)
+	}
+}
+
+// TestSignInThrottleConcurrent sends 30 wrong passwords at once. The
+// throttle counts an attempt before its password is checked, so one
+// address gets at most its limit checked (20 for all owners) and the rest
+// refused unchecked (429). 30 addresses for one owner are each checked,
+// slowed by the owner's growing, capped delay, and do not lock her out.
 func TestSignInThrottleConcurrent(t *testing.T) {
-	const n, limit = 30, 5
+	const delay, maxDelay = 20 * time.Millisecond, 80 * time.Millisecond
 	for _, tc := range []struct {
-		name string
-		who  func(i int) (owner, ip string)
-		// afterIP is where alice's right password comes from afterwards:
-		// refused either way, for her name or for the address.
-		afterIP string
+		name  string
+		who   func(i int) (owner, ip string)
+		limit int // the most checked (401)
+		// refusedIP is where alice's right password is then refused from.
+		refusedIP string
 	}{
-		{"one owner from many addresses", func(i int) (string, string) { return "alice", fmt.Sprintf("127.0.0.%d", 10+i) }, "127.0.0.201"},
-		{"many owners from one address", func(i int) (string, string) { return fmt.Sprintf("owner-%d", i), "127.0.0.3" }, "127.0.0.3"},
+		{"one owner from many addresses", func(i int) (string, string) { return "alice", fmt.Sprintf("127.0.0.%d", 10+i) }, 30, ""},
+		{"many owners from one address", func(i int) (string, string) { return fmt.Sprintf("owner-%d", i), "127.0.0.3" }, 20, "127.0.0.3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Checks wait for the hash memory as long as they need, so
 			// that every answer is a check or a throttle refusal.
-			e := newOAuthEnvWith(t, storetestSQLite(t), func(c *oauth.Config) { c.PasswordHashWait = time.Minute })
+			e := newOAuthEnvWith(t, storetestSQLite(t), func(c *oauth.Config) {
+				c.PasswordHashWait, c.SignInDelay, c.SignInMaxDelay = time.Minute, delay, maxDelay
+			})
 			a := e.newSignInAttempt(t)
-			counts := concurrently(t, a, n, tc.who)
-			if counts[401] > limit || counts[401] == 0 || counts[401]+counts[429] != n {
-				t.Fatalf("answers by status %v: want at most %d checked (401), the rest refused unchecked (429)", counts, limit)
+			counts := concurrently(t, a, 30, tc.who)
+			if counts[401] > tc.limit || counts[401] == 0 || counts[401]+counts[429] != 30 ||
+				(tc.limit == 30 && counts[401] != 30) {
+				t.Fatalf("answers by status %v: want at most %d checked (401), the rest refused unchecked (429)", counts, tc.limit)
 			}
-			if code, retry := a.post(t, clientFrom(tc.afterIP), "alice", alicePassword); code != 429 || retry == "" {
-				t.Fatalf("right password after the flood: status %d Retry-After %q, want 429 with Retry-After", code, retry)
+			if tc.refusedIP != "" {
+				if code, retry := a.post(t, clientFrom(tc.refusedIP), "alice", alicePassword); code != 429 || retry == "" {
+					t.Fatalf("right password from the address: status %d Retry-After %q, want 429 with Retry-After", code, retry)
+				}
+			}
+			start := time.Now()
+			if code, _ := a.post(t, clientFrom("127.0.0.201"), "alice", alicePassword); code != http.StatusSeeOther {
+				t.Fatalf("alice from another address: status %d, want 303 (signed in)", code)
+			}
+			if took := time.Since(start); tc.limit == 30 && took < maxDelay {
+				t.Fatalf("alice's sign-in after 30 failures for her took %v, want it slowed by the capped delay %v", took, maxDelay)
 			}
 		})
+	}
+}
+
+// TestSignInTrustedProxy: behind a trusted proxy every client has the
+// proxy's address; the sidecar counts each by the address the proxy
+// forwarded for, so an attacker behind the proxy locks out only himself.
+func TestSignInTrustedProxy(t *testing.T) {
+	proxies, err := oauth.ParseTrustedProxies("127.0.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newOAuthEnvWith(t, storetestSQLite(t), func(c *oauth.Config) {
+		c.PasswordHashWait, c.TrustedProxies, c.SignInDelay = time.Minute, proxies, time.Millisecond
+	})
+	a := e.newSignInAttempt(t)
+	proxy := clientFrom("127.0.0.9")
+	// The attacker writes his own X-Forwarded-For; the proxy appends the
+	// address it saw, as nginx's $proxy_add_x_forwarded_for does.
+	counts := concurrentlyVia(t, a, 30, func(i int) (string, string, string) {
+		return "alice", "127.0.0.9", fmt.Sprintf("192.0.2.%d, 203.0.113.7", i)
+	})
+	if counts[401] > 5 || counts[401] == 0 || counts[401]+counts[429] != 30 {
+		t.Fatalf("answers by status %v: want at most 5 checked (401), the rest refused unchecked (429)", counts)
+	}
+	if code, _ := a.postVia(t, proxy, "203.0.113.7", "alice", alicePassword); code != 429 {
+		t.Fatalf("through the proxy for the attacker: status %d, want 429", code)
+	}
+	if code, _ := a.postVia(t, proxy, "198.51.100.20", "alice", alicePassword); code != http.StatusSeeOther {
+		t.Fatalf("through the proxy for alice: status %d, want 303 (signed in)", code)
 	}
 }
 

@@ -460,7 +460,7 @@ func TestOAuthFailures(t *testing.T) {
 		}
 	})
 
-	t.Run("sixth wrong password in a minute is refused unchecked", func(t *testing.T) {
+	t.Run("sixth wrong password from one browser for one owner is refused unchecked", func(t *testing.T) {
 		fresh := newBrowser(t)
 		authURL := e.app.AuthCodeURL("state-1234567890", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
 		_, page := fresh.get(authURL)
@@ -478,10 +478,14 @@ func TestOAuthFailures(t *testing.T) {
 		if resp.StatusCode != 429 || !strings.Contains(page, "Too many failed sign-ins") {
 			t.Fatalf("sixth attempt: status %d, want 429\n%s", resp.StatusCode, page)
 		}
-		e.clock.Advance(time.Minute)
+		e.clock.Advance(15*time.Minute - time.Second)
+		if resp, _ = fresh.post(e.http.URL+action, f); resp.StatusCode != 429 {
+			t.Fatalf("within the 15 minutes: status %d, want 429", resp.StatusCode)
+		}
+		e.clock.Advance(time.Second)
 		resp, _ = fresh.post(e.http.URL+action, f)
 		if resp.StatusCode != 200 {
-			t.Fatalf("a minute later: status %d, want the consent page", resp.StatusCode)
+			t.Fatalf("15 minutes later: status %d, want the consent page", resp.StatusCode)
 		}
 	})
 }
@@ -566,4 +570,80 @@ func TestOAuthTwoSidecars(t *testing.T) {
 	if got, _ := a.portal("GET", eventPath, tok.AccessToken); got != 401 {
 		t.Fatalf("first sidecar: status %d for the rotated-out token, want 401", got)
 	}
+}
+
+// TestOAuthBearer checks that an OAuth access token is also accepted as
+// Authorization: Bearer (RFC 6750 §2.1), what standard clients send, with
+// or without X-Svc-App-Id, and that golang.org/x/oauth2's own client works
+// with the Portal API unchanged.
+func TestOAuthBearer(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	b := newBrowser(t)
+	tok := e.grant(t, b, "guide.events")
+	call := func(hdr ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.http.URL+eventPath, nil)
+		for i := 0; i < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	for _, tc := range []struct {
+		name   string
+		hdr    []string
+		status int
+		error  string // the challenge's error attribute
+	}{
+		{"bearer", []string{"Authorization", "Bearer " + tok.AccessToken}, 200, ""},
+		{"scheme in lower case", []string{"Authorization", "bearer " + tok.AccessToken}, 200, ""},
+		{"bearer with its client id", []string{"Authorization", "Bearer " + tok.AccessToken, HeaderAppID, e.clientID}, 200, ""},
+		{"bearer with another client id", []string{"Authorization", "Bearer " + tok.AccessToken, HeaderAppID, "gpc_00000000000000000000"}, 401, "invalid_token"},
+		{"bearer with an API token id", []string{"Authorization", "Bearer " + tok.AccessToken, HeaderAppID, "gpa_0000000000000000"}, 401, "invalid_token"},
+		{"unknown bearer token", []string{"Authorization", "Bearer ory_at_unknown.token"}, 401, "invalid_token"},
+		{"empty bearer token", []string{"Authorization", "Bearer "}, 401, "invalid_token"},
+		{"token twice", []string{"Authorization", "Bearer " + tok.AccessToken, HeaderAppID, e.clientID, HeaderAppToken, tok.AccessToken}, 400, "invalid_request"},
+		{"basic is not a token", []string{"Authorization", "Basic " + tok.AccessToken}, 401, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := call(tc.hdr...)
+			wantStatus(t, tc.name, resp.StatusCode, body, tc.status)
+			ch := resp.Header.Get("WWW-Authenticate")
+			want := ""
+			if tc.status != 200 {
+				want = `Bearer realm="guidepub"`
+				if tc.error != "" {
+					want += `, error="` + tc.error + `"`
+				}
+			}
+			if ch != want {
+				t.Fatalf("WWW-Authenticate %q, want %q", ch, want)
+			}
+		})
+	}
+
+	// x/oauth2's Client sends the token as Authorization: Bearer, and
+	// nothing else.
+	resp, err := e.app.Client(t.Context(), tok).Post(e.http.URL+"/api/v1/integrations/test", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantStatus(t, "x/oauth2 client", resp.StatusCode, string(body), 200)
+	if !strings.Contains(string(body), e.clientID) {
+		t.Fatalf("integrations/test answered %s, want the client id", body)
+	}
+
+	// Revoked: the same 401 as any unknown token.
+	if code, _, _ := tokenCall(t, e.http.URL+oauth.PathRevoke, url.Values{"token": {tok.AccessToken}}, e.clientID, e.app.ClientSecret); code != 200 {
+		t.Fatalf("revoke: %d", code)
+	}
+	resp2, body2 := call("Authorization", "Bearer "+tok.AccessToken)
+	wantStatus(t, "revoked bearer token", resp2.StatusCode, body2, 401)
 }

@@ -20,10 +20,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/httpserver"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -85,7 +87,7 @@ Examples:
    guidepub dev --log-requests                   # a log line per HTTP request
    cp -r .guidepub/examples/rue-saint-denis .guidepub/src/   # an upload, while dev runs`,
 		// allow-private-targets is not among them: dev always allows them.
-		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags()),
+		Flags:  flags(srcFlag(), addrFlag("127.0.0.1:8080"), devFlags(), storeFlag(), urlFlags(exporter.Config{}), watchFlags(), limitFlags(), deliveryFlags(), livePublishFlags(), serverFlags(devServerLimits())),
 		Action: e.runDev,
 	}
 }
@@ -141,7 +143,7 @@ func (e *env) runDev(c *cli.Context) error {
 	}, logRequestsOf(c, logger))
 	served := make(chan error, 1)
 	go func() {
-		served <- serveHTTP(ctx, d.ln, mux, logger, func(ctx context.Context) error {
+		served <- serveHTTP(ctx, d.ln, mux, d.side.HTTP, logger, func(ctx context.Context) error {
 			if err := parts.Close(ctx); err != nil {
 				logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
 			}
@@ -335,11 +337,24 @@ func startDevParts(ctx context.Context, side sidecarConfig, out string, logger *
 	return parts, static, nil
 }
 
+// devServerLimits are the defaults of dev's server limits: those of serve
+// and sidecar, with request bodies as large as a ready event may be, for
+// dev's own webhook receiver.
+func devServerLimits() httpserver.Limits {
+	l := httpserver.Default()
+	l.MaxBodyBytes = int64(bundle.DefaultLimits.DocumentBytes)
+	return l
+}
+
 // devSidecarConfig reads and validates the sidecar's settings before
 // anything listens, exactly as "sidecar" does, with dev's overrides.
 func (e *env) devSidecarConfig(c *cli.Context, priv string, logger *slog.Logger) (sidecarConfig, error) {
 	side := defaultSidecarConfig()
 	if err := readDeliveryFlags(c, &side); err != nil {
+		return side, err
+	}
+	var err error
+	if side.HTTP, err = readServerLimits(c); err != nil {
 		return side, err
 	}
 	side.AllowPrivateTargets = true // the samples' webhooks point at this process

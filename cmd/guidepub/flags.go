@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/config"
+	"github.com/guidepub/guidepub/site/httpserver"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -191,6 +193,34 @@ func checkWatchFlags(c *cli.Context) error {
 	return validConfig(p.Err())
 }
 
+// serverFlags are the limits of the HTTP server of serve, sidecar and dev
+// (docs/serving.md#connection-limits); def gives their defaults.
+func serverFlags(def httpserver.Limits) []cli.Flag {
+	dur := func(name string, value time.Duration, usage string) cli.Flag {
+		return &cli.DurationFlag{Name: name, Value: value, EnvVars: envVars(name), Usage: usage}
+	}
+	return []cli.Flag{
+		dur("read-header-timeout", def.ReadHeaderTimeout, "time a client has to send its request line and headers; 0: no limit"),
+		dur("read-timeout", def.ReadTimeout, "time a client has to send its whole request, body included; 0: no limit"),
+		dur("write-timeout", def.WriteTimeout, fmt.Sprintf("time a client has to take each %d KiB of a response "+
+			"(a slow but steady download is never cut); 0: no limit", httpserver.WriteChunk>>10)),
+		dur("idle-timeout", def.IdleTimeout, "time a keep-alive connection may wait for its next request; 0: no limit"),
+		&cli.Int64Flag{Name: "max-body-bytes", Value: def.MaxBodyBytes, EnvVars: envVars("max-body-bytes"),
+			Usage: "largest request body, in bytes (413 beyond); 0: no limit"},
+	}
+}
+
+// readServerLimits reads serverFlags from c. It returns a *usageError for
+// a negative value.
+func readServerLimits(c *cli.Context) (httpserver.Limits, error) {
+	l := httpserver.Limits{
+		ReadHeaderTimeout: c.Duration("read-header-timeout"), ReadTimeout: c.Duration("read-timeout"),
+		WriteTimeout: c.Duration("write-timeout"), IdleTimeout: c.Duration("idle-timeout"),
+		MaxBodyBytes: c.Int64("max-body-bytes"),
+	}
+	return l, validConfig(l.Validate())
+}
+
 // Serve and publish.
 
 func serveFlags() []cli.Flag {
@@ -267,6 +297,9 @@ func deliveryFlags() []cli.Flag {
 			Usage: "lifetime of an OAuth access token"},
 		&cli.DurationFlag{Name: "refresh-token-ttl", Value: oauth.DefaultConfig().RefreshTokenLifespan, EnvVars: envVars("refresh-token-ttl"),
 			Usage: "lifetime of an OAuth refresh token"},
+		&cli.StringSliceFlag{Name: "trusted-proxies", EnvVars: envVars("trusted-proxies"),
+			Usage: "addresses or CIDR ranges of the reverse proxies in front (comma-separated): from them, a sign-in's client address is " +
+				"taken from X-Forwarded-For; from any other peer that header is ignored (default: none, the TCP peer is the client)"},
 	}, signingKeyFlag())
 }
 

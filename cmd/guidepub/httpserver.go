@@ -8,30 +8,22 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/guidepub/guidepub/site/httpserver"
 )
 
 // shutdownTimeout bounds a graceful shutdown: in-flight requests and
 // webhook sends get this long to finish.
 const shutdownTimeout = 40 * time.Second
 
-// serveHTTP serves h on ln until ctx is done or serving fails, then shuts
-// the server down gracefully (at most shutdownTimeout) and calls each
-// cleanup with the shutdown's context. It is the one HTTP server of
-// serve, sidecar and dev. It returns the first error of serving, shutting
-// down or cleaning up; nil after a graceful shutdown.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger, cleanup ...func(context.Context) error) error {
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	return serveHTTPServer(ctx, ln, hs, logger, cleanup...)
-}
-
-// serveHTTPServer is serveHTTP with the server's timeouts given (serve's
-// come from its configuration, see docs/serving.md).
-func serveHTTPServer(ctx context.Context, ln net.Listener, hs *http.Server, logger *slog.Logger, cleanup ...func(context.Context) error) error {
+// serveHTTP serves h on ln within limits (the --read-timeout... flags,
+// see serverFlags) until ctx is done or serving fails, then shuts the
+// server down gracefully (at most shutdownTimeout) and calls each cleanup
+// with the shutdown's context. It is the one HTTP server of serve,
+// sidecar, dev and the metrics listener. It returns the first error of
+// serving, shutting down or cleaning up; nil after a graceful shutdown.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, limits httpserver.Limits, logger *slog.Logger, cleanup ...func(context.Context) error) error {
+	hs := limits.Server(h)
 	// "OPTIONS *" reaches the handler (a JSON 404 from the sidecar) instead
 	// of net/http's empty 200.
 	hs.DisableGeneralOptionsHandler = true

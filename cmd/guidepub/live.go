@@ -18,6 +18,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/httpserver"
 )
 
 // livePublishFlags are the flags of live publishing on export, watch and
@@ -119,7 +120,7 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, lo
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		if err := serveHTTP(ctx, ln, mux, logger); err != nil {
+		if err := serveHTTP(ctx, ln, mux, httpserver.Default(), logger); err != nil {
 			logger.Error("metrics server", "error", err.Error())
 		}
 		close(done)

@@ -101,4 +101,6 @@ var fieldFlags = map[string]string{
 	"Encodings": "--encodings", "Encoding": "--encoding", "Shard": "--shard",
 	"ViewURL": "--view-url", "UnbrandedURL": "--unbranded-url", "EmbedURL": "--embed-url",
 	"BaseURL": "--base-url", "SourceName": "--source-name",
+	"ReadHeaderTimeout": "--read-header-timeout", "ReadTimeout": "--read-timeout", "WriteTimeout": "--write-timeout",
+	"IdleTimeout": "--idle-timeout", "MaxBodyBytes": "--max-body-bytes",
 }

@@ -34,6 +34,7 @@ func openOAuth(ctx context.Context, cfg sidecarConfig, st *store.Store, logger *
 	if cfg.RefreshTokenTTL > 0 {
 		ocfg.RefreshTokenLifespan = cfg.RefreshTokenTTL
 	}
+	ocfg.TrustedProxies = cfg.TrustedProxies
 	ocfg.Now = clock.Or(cfg.Clock).Now
 	ocfg.Logger = logger
 	return oauth.New(ctx, ocfg, st)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 
+	"github.com/guidepub/guidepub/site/httpserver"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -36,7 +37,7 @@ Examples:
    guidepub serve --dir public --addr 127.0.0.1:8080
    curl -H 'Accept-Encoding: br' http://127.0.0.1:8080/<viewId>/data/summary --compressed
    guidepub serve --dir /srv/guidepub/public --print-config nginx --sidecar 127.0.0.1:9090 > guidepub.conf`,
-		Flags:  flags(serveFlags(), addrFlag("127.0.0.1:8080"), printConfigFlags()),
+		Flags:  flags(serveFlags(), addrFlag("127.0.0.1:8080"), printConfigFlags(), serverFlags(httpserver.Default())),
 		Action: e.runServe,
 	}
 }
@@ -59,6 +60,10 @@ func (e *env) runServe(c *cli.Context) error {
 	if err := validConfig(cfg.Validate()); err != nil {
 		return err
 	}
+	limits, err := readServerLimits(c)
+	if err != nil {
+		return err
+	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	cfg.Logger = logger
 	limitMemory(cfg.CacheBytes, logger)
@@ -72,9 +77,9 @@ func (e *env) runServe(c *cli.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	logger.Info("serving", "dir", dir, "addr", "http://"+l.Addr().String(), "cacheBytes", cfg.CacheBytes)
-	// Read, write and idle limits: a client that stops reading cannot hold
-	// a connection (see docs/serving.md).
-	return serveHTTPServer(c.Context, l, cfg.HTTPServer(srv), logger)
+	// Read, write and idle limits: a client that stops sending or reading
+	// cannot hold a connection (docs/serving.md#connection-limits).
+	return serveHTTP(c.Context, l, srv, limits, logger)
 }
 
 // serveHeadroom is the memory "serve" allows itself beyond its cache: the

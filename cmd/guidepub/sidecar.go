@@ -24,6 +24,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site/clock"
+	"github.com/guidepub/guidepub/site/httpserver"
 )
 
 // defaultStoreFile is the SQLite file used inside --private when --store is
@@ -55,10 +56,12 @@ type sidecarConfig struct {
 	AllowPrivateTargets bool
 	RateLimit           float64 // requests per second per app; 0: none
 	SigningKeys         [][]byte
-	InstanceID          string        // see delivery.Config.InstanceID
-	AccessTokenTTL      time.Duration // OAuth access tokens
-	RefreshTokenTTL     time.Duration // OAuth refresh tokens
-	NoRequestLog        bool          // no log line per request (dev without --log-requests)
+	InstanceID          string            // see delivery.Config.InstanceID
+	AccessTokenTTL      time.Duration     // OAuth access tokens
+	RefreshTokenTTL     time.Duration     // OAuth refresh tokens
+	NoRequestLog        bool              // no log line per request (dev without --log-requests)
+	TrustedProxies      []net.IPNet       // whose X-Forwarded-For sign-in believes
+	HTTP                httpserver.Limits // of the server runSidecar starts; zero: none
 	Logger              *slog.Logger
 	Clock               clock.Clock // nil: clock.System()
 }
@@ -134,6 +137,9 @@ func (e *env) sidecarConfigFrom(c *cli.Context, logger *slog.Logger) (sidecarCon
 	if err := readDeliveryFlags(c, &cfg); err != nil {
 		return cfg, err
 	}
+	if cfg.HTTP, err = readServerLimits(c); err != nil {
+		return cfg, err
+	}
 	if cfg.InstanceID == "" {
 		cfg.InstanceID = defaultInstanceID(c.String("addr"))
 	}
@@ -155,7 +161,23 @@ func readDeliveryFlags(c *cli.Context, cfg *sidecarConfig) error {
 	if cfg.SigningKeys, err = parseSigningKeys(c.StringSlice("signing-key")); err != nil {
 		return usagef("--signing-key: %v", err)
 	}
+	if cfg.TrustedProxies, err = oauth.ParseTrustedProxies(splitList(c.StringSlice("trusted-proxies"))...); err != nil {
+		return usagef("--trusted-proxies: %v", err)
+	}
 	return nil
+}
+
+// splitList splits comma-separated values and drops empty ones.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // defaultInstanceID names a sidecar by its host and listen address, which
@@ -307,7 +329,7 @@ Examples:
    guidepub sidecar --private private --store postgres://guidepub@db/guidepub --view-url https://views.example.com
    GUIDEPUB_STORE=postgres://guidepub@db/guidepub GUIDEPUB_PRIVATE=/data/private guidepub sidecar`,
 		Flags: flags(addrFlag("127.0.0.1:8081"), privateFlag(), storeFlag(), sidecarURLFlags(),
-			deliveryFlags(), allowPrivateTargetsFlag()),
+			deliveryFlags(), allowPrivateTargetsFlag(), serverFlags(httpserver.Default())),
 		Action: e.runSidecarCommand,
 	}
 }
@@ -344,7 +366,7 @@ func runSidecar(ctx context.Context, cfg sidecarConfig, ln net.Listener, logger 
 		return err // Queue.Start says "start delivery queue"
 	}
 	logger.Info("sidecar listening", "addr", ln.Addr().String(), "store", parts.Store.Dialect(), "private", cfg.Private)
-	return serveHTTP(ctx, ln, parts.Server, logger, func(ctx context.Context) error {
+	return serveHTTP(ctx, ln, parts.Server, cfg.HTTP, logger, func(ctx context.Context) error {
 		if err := parts.Close(ctx); err != nil {
 			return fmt.Errorf("stop delivery queue: %w", err)
 		}

@@ -341,6 +341,7 @@ func TestSidecarUsageErrors(t *testing.T) {
 		"short signing key":  {"--addr", "127.0.0.1:0", "--private", priv, "--signing-key", base64.StdEncoding.EncodeToString([]byte("short"))},
 		"retry max < min":    {"--addr", "127.0.0.1:0", "--private", priv, "--retry-min", "2m", "--retry-max", "1m"},
 		"zero attempts":      {"--addr", "127.0.0.1:0", "--private", priv, "--max-attempts", "0"},
+		"bad trusted proxy":  {"--addr", "127.0.0.1:0", "--private", priv, "--trusted-proxies", "10.0.0.0/8,nginx"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errs := runCLI(t, append([]string{"sidecar"}, args...)...)

@@ -76,11 +76,14 @@ func TestTokenReadersNeedAStore(t *testing.T) {
 // settings as "sidecar" does, before it listens or writes anything.
 func TestDevRefusesWhatSidecarRefuses(t *testing.T) {
 	for name, args := range map[string][]string{
-		"zero retry-min":  {"--retry-min", "0"},
-		"retry max < min": {"--retry-min", "2m", "--retry-max", "1m"},
-		"zero attempts":   {"--max-attempts", "0"},
-		"zero workers":    {"--delivery-workers", "0"},
-		"bad rate":        {"--rate-limit", "fast"},
+		"zero retry-min":        {"--retry-min", "0"},
+		"retry max < min":       {"--retry-min", "2m", "--retry-max", "1m"},
+		"zero attempts":         {"--max-attempts", "0"},
+		"zero workers":          {"--delivery-workers", "0"},
+		"bad rate":              {"--rate-limit", "fast"},
+		"negative read timeout": {"--read-timeout", "-1s"},
+		"negative body limit":   {"--max-body-bytes", "-1"},
+		"bad trusted proxy":     {"--trusted-proxies", "proxy.example"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			priv := t.TempDir()

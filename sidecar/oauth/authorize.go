@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -198,12 +197,13 @@ func (s *Server) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // handleSignIn checks an owner's password. Every attempt is counted per
-// owner and per address before its password is checked: past the limit an
-// attempt is refused (429) without checking the password, however many
-// arrive together, and a right password gives its attempt back. The check
-// itself waits for its share of the hash memory budget, or is answered 503
-// (docs/oauth.md#throttling). An unknown owner costs the same as a wrong
-// password, and gets the same answer.
+// (owner, client), per client and per owner before its password is
+// checked: past a client's limits its attempt is refused (429) without
+// checking the password, however many arrive together; past the owner's,
+// it waits a growing, capped delay first, and is checked. A right password
+// gives its attempt back. The check itself waits for its share of the hash
+// memory budget, or is answered 503 (docs/oauth.md#throttling). An unknown
+// owner costs the same as a wrong password, and gets the same answer.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil || !s.cookies.checkCSRF(r) {
 		render(w, http.StatusForbidden, "error", pageData{Title: "Request refused",
@@ -211,14 +211,21 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next, username := r.PostForm.Get("next"), strings.TrimSpace(r.PostForm.Get("username"))
-	addr := remoteIP(r)
-	attempt, until := s.throttle.admit("owner:"+username, "addr:"+addr)
+	addr := s.clients.of(r)
+	attempt, delay, until := s.throttle.admit(username, addr)
 	if attempt == nil {
 		s.logger.Warn("oauth sign-in throttled", "owner", username, "addr", addr)
 		w.Header().Set("Retry-After", retryAfter(until.Sub(s.cfg.Now())))
 		s.signInForm(w, r, http.StatusTooManyRequests, next, username,
-			"Too many failed sign-ins. Wait a minute and try again.")
+			"Too many failed sign-ins from here. Try again later.")
 		return
+	}
+	if delay > 0 {
+		s.logger.Info("oauth sign-in slowed: the owner has many failed sign-ins", "owner", username, "addr", addr, "delay", delay)
+		if !sleep(r.Context(), delay) {
+			attempt.giveBack()
+			return // the browser went away while waiting
+		}
 	}
 	hash, ok, err := s.checkOwner(r.Context(), username, r.PostForm.Get("password"))
 	if errors.Is(err, errBusy) {
@@ -249,6 +256,18 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cookies.setSession(w, r, username, hash)
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// sleep waits d, or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // retryAfter is a Retry-After value (whole seconds, at least 1) for d.
@@ -321,11 +340,4 @@ func origin(u *url.URL) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
-}
-
-func remoteIP(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return h
-	}
-	return r.RemoteAddr
 }

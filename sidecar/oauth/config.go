@@ -3,6 +3,7 @@ package oauth
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"time"
 )
@@ -20,9 +21,26 @@ type Config struct {
 	AuthorizeCodeLifespan time.Duration
 	// SessionLifespan is how long an owner stays signed in.
 	SessionLifespan time.Duration
-	// SignInFailures is how many wrong passwords an owner, or an address,
-	// may send in a minute; the next attempt is refused unchecked.
-	SignInFailures int
+	// SignInFailures is how many wrong passwords one client may send for
+	// one owner in SignInWindow (default 5), SignInClientFailures how many
+	// for all owners together (default 20); past either, that client's
+	// attempts are refused unchecked (429) until the window ends.
+	SignInFailures, SignInClientFailures int
+	// SignInOwnerFailures is how many wrong passwords an owner may get in
+	// SignInWindow from every client together (default 5) before each
+	// further attempt for her waits SignInDelay (default 1 s), doubled for
+	// each failure beyond, at most SignInMaxDelay (default 10 s), before
+	// its password is checked. It never refuses: a stranger can slow an
+	// owner down, never lock her out.
+	SignInOwnerFailures         int
+	SignInDelay, SignInMaxDelay time.Duration
+	// SignInWindow is how long failures are counted (default 15 minutes).
+	SignInWindow time.Duration
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed: a sign-in from one of them is counted against the address
+	// it forwarded for; from any other peer the header is ignored. Empty
+	// (the default): every client is its TCP peer.
+	TrustedProxies []net.IPNet
 	// PasswordHashMemoryMiB is how much memory password checks may take
 	// together, in MiB (default 256). Each check of a guidepub password
 	// takes 64 MiB while it runs, so the default lets 4 run at once.
@@ -44,6 +62,11 @@ func DefaultConfig() Config {
 		AuthorizeCodeLifespan: 10 * time.Minute,
 		SessionLifespan:       time.Hour,
 		SignInFailures:        5,
+		SignInClientFailures:  20,
+		SignInOwnerFailures:   5,
+		SignInDelay:           time.Second,
+		SignInMaxDelay:        10 * time.Second,
+		SignInWindow:          15 * time.Minute,
 		PasswordHashMemoryMiB: 256,
 		PasswordHashWait:      3 * time.Second,
 		Now:                   time.Now,
@@ -66,8 +89,17 @@ func (c Config) Validate() error {
 			return fmt.Errorf("oauth: %s %s: want more than 0", d.name, d.v)
 		}
 	}
-	if c.SignInFailures < 1 {
-		return fmt.Errorf("oauth: sign-in failures %d: want at least 1", c.SignInFailures)
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"sign-in failures", c.SignInFailures}, {"sign-in client failures", c.SignInClientFailures}, {"sign-in owner failures", c.SignInOwnerFailures}} {
+		if n.v < 1 {
+			return fmt.Errorf("oauth: %s %d: want at least 1", n.name, n.v)
+		}
+	}
+	if c.SignInDelay < 0 || c.SignInMaxDelay < c.SignInDelay || c.SignInWindow <= 0 {
+		return fmt.Errorf("oauth: sign-in delay %s, max delay %s, window %s: want 0 <= delay <= max delay and a window over 0",
+			c.SignInDelay, c.SignInMaxDelay, c.SignInWindow)
 	}
 	if c.PasswordHashMemoryMiB < argonMemory/1024 {
 		return fmt.Errorf("oauth: password hash memory %d MiB: want at least %d, the memory of one check", c.PasswordHashMemoryMiB, argonMemory/1024)

@@ -40,31 +40,57 @@ func TestPasswordHash(t *testing.T) {
 	}
 }
 
+// testPolicy is the default policy with a one-minute window.
+var testPolicy = signInPolicy{PairFailures: 5, ClientFailures: 20, OwnerFailures: 5,
+	Delay: time.Second, MaxDelay: 10 * time.Second, Window: time.Minute}
+
+// TestThrottle: a client is refused past its failures for one owner or
+// for all owners; an owner's failures from everyone only slow the next
+// attempts down, with a growing, capped delay, and never refuse a client.
 func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	th := newThrottle(5, time.Minute, func() time.Time { return now })
+	th := newThrottle(testPolicy, func() time.Time { return now })
 	for i := range 5 {
-		if a, _ := th.admit("owner:a", "addr:1"); a == nil {
+		if a, d, _ := th.admit("a", "10.0.0.1"); a == nil || d != 0 {
+			t.Fatalf("attempt %d: admitted %v, delay %v; want admitted at once", i+1, a != nil, d)
+		}
+	}
+	if a, _, until := th.admit("a", "10.0.0.1"); a != nil || !until.Equal(now.Add(time.Minute)) {
+		t.Fatalf("admitted %v until %v after 5 failures, want refused for the window", a != nil, until)
+	}
+	// Another client, for the same owner: admitted, slowed down.
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	for i, w := range want {
+		a, d, _ := th.admit("a", fmt.Sprintf("10.0.1.%d", i))
+		if a == nil || d != w {
+			t.Fatalf("a new client after %d failures of the owner: admitted %v, delay %v; want admitted after %v", 5+i, a != nil, d, w)
+		}
+	}
+	// The same client for another owner: admitted, it has not failed for her.
+	if a, d, _ := th.admit("b", "10.0.0.1"); a == nil || d != 0 {
+		t.Errorf("another owner from the same client: admitted %v, delay %v", a != nil, d)
+	}
+	now = now.Add(time.Minute)
+	if a, d, _ := th.admit("a", "10.0.0.1"); a == nil || d != 0 {
+		t.Errorf("once the window is over: admitted %v, delay %v; want admitted at once", a != nil, d)
+	}
+}
+
+// TestThrottleClient: a client that fails for many owners is refused past
+// its own limit, for every owner, other clients are not.
+func TestThrottleClient(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	th := newThrottle(testPolicy, func() time.Time { return now })
+	for i := range 20 {
+		if a, _, _ := th.admit(fmt.Sprintf("owner-%d", i), "10.0.0.1"); a == nil {
 			t.Fatalf("refused after %d failures", i)
 		}
 	}
-	if a, until := th.admit("owner:a"); a != nil || !until.Equal(now.Add(time.Minute)) {
-		t.Fatalf("admitted %v until %v after 5 failures, want refused for the minute", a != nil, until)
+	if a, _, until := th.admit("owner-99", "10.0.0.1"); a != nil || !until.Equal(now.Add(time.Minute)) {
+		t.Fatalf("21st owner from one client: admitted %v until %v, want refused for the window", a != nil, until)
 	}
-	if a, _ := th.admit("owner:b", "addr:1"); a != nil {
-		t.Error("another owner from the same address is admitted")
-	}
-	if a, _ := th.admit("owner:b", "addr:2"); a == nil {
-		t.Error("another owner from another address is refused")
-	} else {
-		a.giveBack()
-	}
-	if a, _ := th.admit("owner:b", "addr:1"); a != nil {
-		t.Error("a refused attempt was counted against owner:b only, or given back twice")
-	}
-	now = now.Add(time.Minute)
-	if a, _ := th.admit("owner:a", "addr:1"); a == nil {
-		t.Error("still refused once the minute is over")
+	if a, _, _ := th.admit("owner-99", "10.0.0.2"); a == nil {
+		t.Error("another client is refused")
 	}
 }
 
@@ -73,42 +99,59 @@ func TestThrottle(t *testing.T) {
 // admitted) counts nothing.
 func TestThrottleGiveBack(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	th := newThrottle(2, time.Minute, func() time.Time { return now })
+	p := testPolicy
+	p.PairFailures = 2
+	th := newThrottle(p, func() time.Time { return now })
 	for range 10 {
-		a, _ := th.admit("owner:a")
-		if a == nil {
-			t.Fatal("refused although every attempt was given back")
+		a, d, _ := th.admit("a", "10.0.0.1")
+		if a == nil || d != 0 {
+			t.Fatal("refused or slowed although every attempt was given back")
 		}
 		a.giveBack()
 	}
-	a1, _ := th.admit("owner:a")
+	a1, _, _ := th.admit("a", "10.0.0.1")
 	now = now.Add(time.Minute) // a new window
-	a2, _ := th.admit("owner:a")
-	a3, _ := th.admit("owner:a")
+	a2, _, _ := th.admit("a", "10.0.0.1")
+	a3, _, _ := th.admit("a", "10.0.0.1")
 	a1.giveBack() // from the old window: must not free a place in the new one
-	if a, _ := th.admit("owner:a"); a != nil || a2 == nil || a3 == nil {
+	if a, _, _ := th.admit("a", "10.0.0.1"); a != nil || a2 == nil || a3 == nil {
 		t.Fatal("an attempt of an ended window was given back into the new one")
+	}
+	for range 10 {
+		if a, _, _ := th.admit("a", "10.0.0.1"); a != nil {
+			t.Fatal("a refused attempt was counted and freed a place")
+		}
 	}
 }
 
-// TestThrottleConcurrent: attempts admitted at once never exceed the
-// limit, whatever the interleaving.
+// TestThrottleConcurrent: attempts of one client admitted at once never
+// exceed its limit, whatever the interleaving; attempts of 200 clients for
+// one owner are all admitted, and slowed.
 func TestThrottleConcurrent(t *testing.T) {
-	th := newThrottle(5, time.Minute, time.Now)
-	var admitted atomic.Int64
+	th := newThrottle(testPolicy, time.Now)
+	var admitted, slowed atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 200 {
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if a, _ := th.admit("owner:a", fmt.Sprintf("addr:%d", i)); a != nil {
+			if a, _, _ := th.admit("a", "10.0.0.1"); a != nil {
 				admitted.Add(1)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if a, d, _ := th.admit("b", fmt.Sprintf("10.1.%d.%d", i/100, i%100)); a != nil && d > 0 {
+				slowed.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
 	if n := admitted.Load(); n != 5 {
-		t.Fatalf("%d attempts admitted at once, want 5", n)
+		t.Fatalf("%d attempts of one client admitted at once, want 5", n)
+	}
+	if n := slowed.Load(); n != 195 {
+		t.Fatalf("%d of 200 clients' attempts for one owner admitted and slowed, want 195 (the first 5 at once)", n)
 	}
 }
 

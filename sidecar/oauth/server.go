@@ -44,6 +44,7 @@ type Server struct {
 	logger   *slog.Logger
 	cookies  *cookieKeys
 	throttle *throttle
+	clients  *clientAddrs
 	hashes   *hashLimiter
 
 	lastSweep atomic.Int64 // unix seconds of the last removal of expired tokens
@@ -101,9 +102,16 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 	)
 	return &Server{
 		cfg: cfg, store: st, storage: stor, provider: provider, strategy: strategy, logger: cfg.Logger,
-		cookies:  &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
-		throttle: newThrottle(cfg.SignInFailures, time.Minute, cfg.Now),
-		hashes:   newHashLimiter(cfg.PasswordHashMemoryMiB, cfg.PasswordHashWait),
+		cookies: &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
+		throttle: newThrottle(signInPolicy{
+			PairFailures: cfg.SignInFailures, ClientFailures: cfg.SignInClientFailures, OwnerFailures: cfg.SignInOwnerFailures,
+			Delay: cfg.SignInDelay, MaxDelay: cfg.SignInMaxDelay, Window: cfg.SignInWindow,
+		}, cfg.Now),
+		clients: newClientAddrs(cfg.TrustedProxies, func() {
+			cfg.Logger.Warn("oauth sign-in: X-Forwarded-For from a peer that is not a trusted proxy is ignored; " +
+				"behind a reverse proxy, list it in --trusted-proxies or every client counts as the proxy")
+		}),
+		hashes: newHashLimiter(cfg.PasswordHashMemoryMiB, cfg.PasswordHashWait),
 	}, nil
 }
 
@@ -129,7 +137,21 @@ type Principal struct {
 // revoked, its app not revoked) and not expired on the configured clock.
 // ok is false for any such failure; err is a store failure only.
 func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Principal, ok bool, err error) {
-	if token == "" || clientID == "" {
+	if clientID == "" {
+		return Principal{}, false, nil
+	}
+	p, ok, err = s.AuthenticateBearer(ctx, token)
+	if !ok || p.ClientID != clientID {
+		return Principal{}, false, err
+	}
+	return p, true, nil
+}
+
+// AuthenticateBearer is Authenticate for a token presented alone, as
+// Authorization: Bearer (RFC 6750): the client is the one the token was
+// issued to.
+func (s *Server) AuthenticateBearer(ctx context.Context, token string) (p Principal, ok bool, err error) {
+	if token == "" {
 		return Principal{}, false, nil
 	}
 	sig := s.strategy.AccessTokenSignature(ctx, token)
@@ -139,9 +161,6 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 	}
 	if err != nil {
 		return Principal{}, false, err
-	}
-	if req.GetClient().GetID() != clientID {
-		return Principal{}, false, nil
 	}
 	// The HMAC check: the store keeps only signatures, so a leaked row
 	// does not make a token.
@@ -155,7 +174,7 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 	if sess == nil || sess.Subject == "" {
 		return Principal{}, false, nil
 	}
-	return Principal{ClientID: clientID, OwnerID: sess.Subject, Scopes: req.GetGrantedScopes()}, true, nil
+	return Principal{ClientID: req.GetClient().GetID(), OwnerID: sess.Subject, Scopes: req.GetGrantedScopes()}, true, nil
 }
 
 // handleToken is the token endpoint (RFC 6749 §3.2): code exchange and
@@ -163,6 +182,12 @@ func (s *Server) Authenticate(ctx context.Context, clientID, token string) (p Pr
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err := r.ParseForm(); err == nil {
+		if !clientAuthenticates(r) {
+			s.logRFCError("token request refused", errNoClient)
+			challenge(w, errNoClient)
+			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), errNoClient)
+			return
+		}
 		// fosite answers invalid_request for a grant no handler takes.
 		if gt := r.PostForm.Get("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
 			err := fosite.ErrUnsupportedGrantType.WithHintf("The grant type %q is not supported.", gt)
@@ -189,8 +214,8 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.logRFCError("token request refused", err)
-		challenge(w, r, err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
+		challenge(w, err)
+		s.provider.WriteAccessError(ctx, w, ar, describeTokenError(r, err))
 		return
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
@@ -255,28 +280,38 @@ func (s *Server) deleteExpired(ctx context.Context, now time.Time) {
 	}
 }
 
-// handleRevoke is the revocation endpoint (RFC 7009). A request without a
-// token is invalid_request (§2.1 makes it required; fosite would answer
-// 200).
+// handleRevoke is the revocation endpoint (RFC 7009). A request without
+// client authentication is invalid_client, one without a token
+// invalid_request (§2.1 makes it required; fosite would answer 200), each
+// with guidepub's description.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var err error
-	if perr := r.ParseForm(); perr == nil && r.PostForm.Get("token") == "" {
-		err = fosite.ErrInvalidRequest.WithHint("The token parameter is missing.")
-	} else {
+	switch perr := r.ParseForm(); {
+	case perr == nil && !clientAuthenticates(r):
+		err = errNoClient
+	case perr == nil && r.PostForm.Get("token") == "":
+		err = errNoToken
+	default:
 		err = s.provider.NewRevocationRequest(ctx, r)
 	}
 	if err != nil {
 		s.logRFCError("revocation refused", err)
-		challenge(w, r, err)
+		challenge(w, err)
+		if errors.Is(err, fosite.ErrInvalidRequest) || errors.Is(err, fosite.ErrInvalidClient) {
+			writeRevocationError(w, err)
+			return
+		}
 	}
 	s.provider.WriteRevocationResponse(ctx, w, err)
 }
 
-// challenge adds the WWW-Authenticate header RFC 6749 §5.2 requires when a
-// client that authenticated with HTTP Basic is refused as invalid_client.
-func challenge(w http.ResponseWriter, r *http.Request, err error) {
-	if _, _, basic := r.BasicAuth(); basic && errors.Is(err, fosite.ErrInvalidClient) {
+// challenge adds the WWW-Authenticate header to an invalid_client answer,
+// which is a 401: RFC 9110 §15.5.2 requires one on every 401, and RFC 6749
+// §5.2 one matching the scheme the client used. guidepub's clients
+// authenticate with HTTP Basic or in the form, so the challenge is Basic.
+func challenge(w http.ResponseWriter, err error) {
+	if errors.Is(err, fosite.ErrInvalidClient) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="guidepub", charset="UTF-8"`)
 	}
 }

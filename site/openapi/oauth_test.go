@@ -120,11 +120,19 @@ func specOAuth(t *testing.T, c *specChecker, base string, st *store.Store) {
 	wrong.Set("client_secret", "gpcs_wrong")
 	c.do(t, specCall{method: "POST", url: base + oauth.PathToken, form: wrong, want: 401})
 	body, _ := c.do(t, specCall{method: "POST", url: base + oauth.PathToken, form: exchange, want: 200, validReq: true})
+	// The access token as a bearer token (RFC 6750), alone.
+	if at := regexp.MustCompile(`"access_token":"([^"]+)"`).FindSubmatch(body); at != nil {
+		c.do(t, specCall{method: "POST", url: base + "/api/v1/integrations/test", header: http.Header{"Authorization": {"Bearer " + string(at[1])}}, want: 200, validReq: true})
+		c.do(t, specCall{method: "POST", url: base + "/api/v1/integrations/test", header: http.Header{"Authorization": {"Bearer ory_at_x.y"}}, want: 401})
+	} else {
+		t.Fatalf("no access token in %s", body)
+	}
 	c.do(t, specCall{method: "POST", url: base + oauth.PathToken, form: exchange, want: 400}) // the code again
 	tok := regexp.MustCompile(`"refresh_token":"([^"]+)"`).FindSubmatch(body)
 	if tok == nil {
 		t.Fatalf("no refresh token in %s", body)
 	}
+	c.do(t, specCall{method: "POST", url: base + oauth.PathToken, form: url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"ory_rt_x.y"}}, want: 401}) // no client authentication
 	revoke := url.Values{"token": {string(tok[1])}, "client_id": {clientID}, "client_secret": {secret}}
 	basic := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(clientID+":"+secret))}}
 	c.do(t, specCall{method: "POST", url: base + oauth.PathRevoke, form: url.Values{}, header: basic, want: 400}) // no token

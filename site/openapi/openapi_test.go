@@ -78,11 +78,15 @@ func TestEveryOperationListed(t *testing.T) {
 			if op.OperationID == "" || op.Summary == "" {
 				t.Errorf("%s %s: operationId and summary are required", m, p)
 			}
+			// Every operation says what it needs (an empty list: nothing).
+			if op.Security == nil {
+				t.Errorf("%s %s: no security requirement", m, p)
+			}
 			if strings.HasPrefix(p, "/api/v1/") && p != Path {
-				if op.Security == nil || len(*op.Security) != 1 {
-					t.Errorf("%s %s: want the two credential headers as its security", m, p)
+				if op.Security == nil || len(*op.Security) != 2 || len((*op.Security)[0]) != 2 || (*op.Security)[1]["bearer"] == nil {
+					t.Errorf("%s %s: want the two credential headers, or a bearer token, as its security", m, p)
 				}
-				for _, code := range []string{"401", "429"} {
+				for _, code := range []string{"400", "401", "429"} {
 					if op.Responses.Value(code) == nil {
 						t.Errorf("%s %s: no %s response", m, p, code)
 					}
@@ -99,6 +103,16 @@ func TestEveryOperationListed(t *testing.T) {
 		s := schemes[name]
 		if s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != header {
 			t.Errorf("security scheme %s: want apiKey header %s", name, header)
+		}
+	}
+	if b := schemes["bearer"]; b == nil || b.Value.Type != "http" || b.Value.Scheme != "bearer" {
+		t.Error("security scheme bearer: want http bearer (RFC 6750)")
+	}
+	for _, hook := range doc.Webhooks {
+		for m, op := range hook.Operations() {
+			if op.Security == nil {
+				t.Errorf("webhook %s %s: no security requirement", m, op.OperationID)
+			}
 		}
 	}
 }

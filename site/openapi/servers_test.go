@@ -516,6 +516,15 @@ func specAgainstServers(t *testing.T, dsn string) {
 		c.do(t, specCall{method: "GET", url: guide + "/deliveries", want: 401})
 		c.do(t, specCall{method: "GET", url: guide + "/deliveries", header: stranger, want: 403})
 		c.do(t, specCall{method: "GET", url: api + "/guides/no-such-guide/events/deliveries", header: owner, want: 404})
+
+		// The token sent both as a bearer token and in X-Svc-App-Token.
+		twice := http.Header{"Authorization": {"Bearer ory_at_x.y"}, sidecar.HeaderAppToken: {"ory_at_x.y"}}
+		for _, op := range []struct{ method, url string }{
+			{"POST", api + "/integrations/test"}, {"GET", guide + "/ready/object"}, {"POST", guide + "/ready/dispatch"},
+			{"GET", guide + "/deliveries"}, {"POST", guide + "/deliveries/no-such-delivery/retry"},
+		} {
+			c.do(t, specCall{method: op.method, url: op.url, header: twice, want: 400})
+		}
 	})
 
 	t.Run("deliveries", func(t *testing.T) {

@@ -206,6 +206,9 @@ func nginxConfig(o ConfigOptions) string {
 	if o.Sidecar != "" {
 		p("")
 		p("    # The sidecar: Portal API, private documents, OAuth authorization server.")
+		p("    # It counts failed sign-ins by the address in X-Forwarded-For only when")
+		p("    # this server's address is in its --trusted-proxies")
+		p("    # (GUIDEPUB_TRUSTED_PROXIES); otherwise every client is this proxy.")
 		for _, route := range site.SidecarRoutes {
 			if strings.HasSuffix(route, "/") {
 				p("    location ^~ %s {", route)
@@ -299,6 +302,9 @@ func caddyConfig(o ConfigOptions) string {
 	}
 	p("")
 	if o.Sidecar != "" {
+		p("    # The sidecar counts failed sign-ins by the address reverse_proxy")
+		p("    # puts in X-Forwarded-For only when this server's address is in its")
+		p("    # --trusted-proxies (GUIDEPUB_TRUSTED_PROXIES).")
 		for _, route := range site.SidecarRoutes {
 			if strings.HasSuffix(route, "/") {
 				route += "*"

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/guidepub/guidepub/site/config"
@@ -14,11 +13,6 @@ const (
 	DefaultSmallFileLimit = 64 << 10
 	DefaultDebounce       = 30 * time.Millisecond
 	DefaultPollInterval   = 2 * time.Second
-
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
-	DefaultWriteTimeout      = 30 * time.Second
-	DefaultIdleTimeout       = 60 * time.Second
 )
 
 // Config configures a Server. Start from DefaultConfig: in every field zero
@@ -58,27 +52,15 @@ type Config struct {
 	// checked again (size, modification time, inode) before it is served.
 	// Zero checks on every request.
 	PollInterval time.Duration
-	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
-	// how long a connection may take to send its request headers, its
-	// whole request, to take the whole response, and to sit idle between
-	// requests; HTTPServer applies them. Zero means no limit.
-	ReadHeaderTimeout time.Duration
-	ReadTimeout       time.Duration
-	WriteTimeout      time.Duration
-	IdleTimeout       time.Duration
 }
 
 // DefaultConfig returns the settings "guidepub serve" starts from.
 func DefaultConfig() Config {
 	return Config{
-		CacheBytes:        DefaultCacheBytes,
-		SmallFileLimit:    DefaultSmallFileLimit,
-		Debounce:          DefaultDebounce,
-		PollInterval:      DefaultPollInterval,
-		ReadHeaderTimeout: DefaultReadHeaderTimeout,
-		ReadTimeout:       DefaultReadTimeout,
-		WriteTimeout:      DefaultWriteTimeout,
-		IdleTimeout:       DefaultIdleTimeout,
+		CacheBytes:     DefaultCacheBytes,
+		SmallFileLimit: DefaultSmallFileLimit,
+		Debounce:       DefaultDebounce,
+		PollInterval:   DefaultPollInterval,
 	}
 }
 
@@ -91,28 +73,5 @@ func (c Config) Validate() error {
 	p.Add(c.Poll >= 0, "Poll", "must not be negative, got %s", c.Poll)
 	p.Add(c.Debounce >= 0, "Debounce", "must not be negative, got %s", c.Debounce)
 	p.Add(c.PollInterval >= 0, "PollInterval", "must not be negative, got %s", c.PollInterval)
-	for _, t := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"ReadTimeout", c.ReadTimeout},
-		{"WriteTimeout", c.WriteTimeout}, {"IdleTimeout", c.IdleTimeout},
-	} {
-		p.Add(t.v >= 0, t.name, "must not be negative, got %s", t.v)
-	}
 	return p.Err()
-}
-
-// HTTPServer returns an *http.Server that serves h with the time limits of
-// c, so that a client that stops reading or sending cannot hold a
-// connection open for long.
-func (c Config) HTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: c.ReadHeaderTimeout,
-		ReadTimeout:       c.ReadTimeout,
-		WriteTimeout:      c.WriteTimeout,
-		IdleTimeout:       c.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-	}
 }

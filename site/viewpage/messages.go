@@ -80,8 +80,33 @@ func newPrinter(lang string) printer {
 // Lang returns the printer's language.
 func (p printer) Lang() string { return p.lang }
 
+// messageIDs are the ids of the catalogue (every language has the ids of
+// en.json, TestCatalogue checks it).
+var messageIDs = func() map[string]bool {
+	ids := make(map[string]bool)
+	for id := range readLocale("en") {
+		ids[id] = true
+	}
+	return ids
+}()
+
 // T returns the message id in the printer's language, formatted with args.
-func (p printer) T(id string, args ...any) string { return p.p.Sprintf(id, args...) }
+// Only the catalogue's text is a format: an id that is not in it (one
+// built from bundle text, such as "type."+a room type) is returned as it
+// is, never read as a format string (golang.org/x/text/message would
+// format the id itself, "%s" giving "%!s(MISSING)").
+func (p printer) T(id string, args ...any) string {
+	s, _ := p.message(id, args...)
+	return s
+}
+
+// message is T, and whether id is in the catalogue.
+func (p printer) message(id string, args ...any) (string, bool) {
+	if !messageIDs[id] {
+		return id, false
+	}
+	return p.p.Sprintf(id, args...), true
+}
 
 // LanguageName returns the name of language lang in that language ("français"),
 // for the language switch and the PDF labels.

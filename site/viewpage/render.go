@@ -453,8 +453,7 @@ func (p *page) roomType(t string) string {
 	if t == "" {
 		return ""
 	}
-	id := "type." + t
-	if s := p.T(id); s != id {
+	if s, ok := p.message("type." + t); ok {
 		return s
 	}
 	var b strings.Builder

@@ -430,6 +430,10 @@ func TestCatalogue(t *testing.T) {
 			if len(a) != len(b) {
 				t.Errorf("%s: %s has %d arguments, English %d", lang, id, len(b), len(a))
 			}
+			// The text is a format: a stray % would print "%!".
+			if got := newPrinter(lang).T(id, messageArgs(text)...); strings.Contains(got, "%!") {
+				t.Errorf("%s: %s formats as %q", lang, id, got)
+			}
 		}
 		for id := range m {
 			if _, ok := en[id]; !ok {
@@ -437,6 +441,30 @@ func TestCatalogue(t *testing.T) {
 			}
 		}
 	}
+}
+
+// messageArgs returns arguments of the types the English text's verbs
+// take, in order: 7 for %d, "x" for %s and %v.
+func messageArgs(text string) []any {
+	var args []any
+	next := 0
+	for _, m := range regexp.MustCompile(`%(?:\[(\d)\])?([sdv])`).FindAllStringSubmatch(text, -1) {
+		i := next
+		if m[1] != "" {
+			i, _ = strconv.Atoi(m[1])
+			i--
+		}
+		next = i + 1
+		for len(args) <= i {
+			args = append(args, nil)
+		}
+		if m[2] == "d" {
+			args[i] = 7
+		} else {
+			args[i] = "x"
+		}
+	}
+	return args
 }
 
 // TestCSP checks that the policy's style hash is the hash of the page's
@@ -592,6 +620,53 @@ func TestSrcset(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("page lacks %s", want)
+		}
+	}
+}
+
+// TestBundleTextIsNeverAFormat renders every page kind in every language
+// with fmt verbs in each piece of bundle text the pages show: room types
+// (looked up in the catalogue), room, floor and building names, the
+// address. Each must come out as written, never read as a format string
+// ("%!s(MISSING)").
+func TestBundleTextIsNeverAFormat(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	sum := *s.Docs.Summary
+	sum.Buildings = append([]site.Building(nil), sum.Buildings...)
+	b := sum.Buildings[0]
+	b.Name = "Annex %x %%"
+	b.Floors = append([]site.Floor(nil), b.Floors...)
+	f := b.Floors[0]
+	f.Name = "Level %[2]s"
+	f.Rooms = append([]site.Room(nil), f.Rooms...)
+	f.Rooms[0].Type = "Bonus%sRoom%d"
+	f.Rooms[1].Type = "%v"
+	f.Rooms[0].Name = "Den 50% %v"
+	b.Floors[0] = f
+	sum.Buildings[0] = b
+	d := s.Docs
+	d.Summary = &sum
+	prop := *s.Guide.Property.Location
+	in := FromDocs(d, Extra{
+		ViewID: "vX", Units: Metric, Languages: PageLanguages,
+		Property:   &site.Property{FullAddress: "1 %s St", StreetName: "%d St", City: "Ville %[1]v", Location: &prop},
+		BrandedURL: "https://view.example.test/vX", UnbrandedURL: "https://u.example.test/vX", EmbedURL: "https://view.example.test/embed/vX",
+	})
+	for _, lang := range in.Languages {
+		for _, k := range Kinds {
+			out, err := Render(k, &in, lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(out)
+			if i := strings.Index(page, "%!"); i >= 0 {
+				t.Errorf("%s %s: bundle text read as a format: …%s…", k, lang, page[max(0, i-40):min(len(page), i+40)])
+			}
+			for _, want := range []string{"Bonus%s room%d", ">%v<", "Den 50% %v", "Level %[2]s"} {
+				if !strings.Contains(page, want) {
+					t.Errorf("%s %s: %q is not on the page as written", k, lang, want)
+				}
+			}
 		}
 	}
 }
