@@ -33,7 +33,7 @@ func TestSignInBehindNginx(t *testing.T) {
 	bin := nginxPath(t)
 	priv := t.TempDir()
 	storeFile := filepath.Join(priv, defaultStoreFile)
-	code, out, errs := runCLI(t, "app", "create", "--store", storeFile, "--owner", "integrator-1", "--name", "Listing Sync",
+	code, out, errs := runCLI(t, "app", "create", "--create", "--store", storeFile, "--owner", "integrator-1", "--name", "Listing Sync",
 		"--redirect-uri", "http://127.0.0.1:9/callback", "--scopes", "guide.events", "--json")
 	var app struct{ ClientID, ClientSecret string }
 	if code != 0 || json.Unmarshal([]byte(out), &app) != nil {
