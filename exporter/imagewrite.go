@@ -149,6 +149,48 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 	return d.sha256, nil
 }
 
+// stripPDF is putMedia for a public PDF: it publishes the bundle PDF
+// f.src without its metadata (media.StripPDF). The document is rewritten
+// in memory (the parser holds all of it anyway) and written like a
+// document, so that it is parsed once. It takes one of the Jobs slots, as
+// image decoding does. A source that changes while it is read is
+// errChanged; one that does not parse rejects the bundle.
+func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	src, before, err := w.openSource(b, f)
+	if err != nil {
+		return sum, err
+	}
+	defer src.Close()
+	in := &hookReader{r: src, after: func() {
+		if copyHook != nil {
+			copyHook(f.src, attempt)
+		}
+	}}
+	var out bytes.Buffer
+	w.e.cpu <- struct{}{}
+	err = media.StripPDF(&out, readSeeker{in, src}, before.size)
+	<-w.e.cpu
+	if cerr := checkSame(src, before, before.size); cerr != nil {
+		return sum, cerr
+	}
+	if err != nil {
+		return sum, rejectFile(b, f.src, err)
+	}
+	if err := w.write(t, f.path, out.Bytes()); err != nil {
+		return sum, err
+	}
+	return sha256.Sum256(out.Bytes()), nil
+}
+
+// readSeeker reads through r and seeks s (r reads s).
+type readSeeker struct {
+	io.Reader
+	s io.Seeker
+}
+
+func (rs readSeeker) Seek(off int64, whence int) (int64, error) { return rs.s.Seek(off, whence) }
+
 // openSource opens the bundle file of f and returns its stamp.
 func (w *guideWriter) openSource(b *bundle.Bundle, f outFile) (afero.File, stamp, error) {
 	src, err := b.Open(f.src)

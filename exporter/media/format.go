@@ -89,7 +89,7 @@ type File interface {
 // whose message names no path and reads after "the file is ", when the content is no format of this
 // package, an image has more than maxPixels pixels (0: DefaultMaxPixels)
 // or its structure is broken or truncated, a PDF does not start and end
-// as one, or a ZIP archive does not open or names an entry outside the
+// as one or cannot be stripped of its metadata (StripPDF), or a ZIP archive does not open or names an entry outside the
 // folder it unpacks into. Memory stays small whatever the file: nothing
 // is decoded beyond headers.
 func Check(f File, size int64, maxPixels int) (Info, error) {
@@ -108,7 +108,13 @@ func Check(f File, size int64, maxPixels int) (Info, error) {
 	}
 	switch format {
 	case PDF:
-		return info, checkPDF(f, size)
+		if err := checkPDF(f, size); err != nil {
+			return info, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return info, err
+		}
+		return info, StripPDF(io.Discard, f, size)
 	case ZIP:
 		return info, checkZIP(f, size)
 	}
