@@ -13,6 +13,9 @@
 // No maintained Go library does this as a stream (the ones found read
 // whole files into memory, parse every EXIF tag or keep the EXIF block
 // and blank its values), so the walkers are here, small and tested on
-// hostile input. PDFs are another matter: an object graph, not a list of
-// segments, so they are parsed and rewritten with pdfcpu (pdf.go).
+// hostile input. The same walk reads what decoding an image will cost
+// (cost.go), so that a file whose decode would take minutes or gigabytes
+// is refused before anything decodes it. PDFs are another matter: an
+// object graph, not a list of segments, so they are parsed and rewritten
+// with pdfcpu (pdf.go).
 package media

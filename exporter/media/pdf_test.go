@@ -41,7 +41,7 @@ func planPDF(t *testing.T) (doc []byte, canaries []string) {
 func stripPDF(t *testing.T, doc []byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := media.StripPDF(&out, bytes.NewReader(doc), int64(len(doc))); err != nil {
+	if err := media.StripPDF(&out, doc); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
@@ -228,7 +228,7 @@ func TestStripPDFRefuses(t *testing.T) {
 		{"encrypted", "encrypted", encryptedPDF(t)},
 	} {
 		var out bytes.Buffer
-		err := media.StripPDF(&out, bytes.NewReader(c.doc), int64(len(c.doc)))
+		err := media.StripPDF(&out, c.doc)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
@@ -255,7 +255,7 @@ func TestStripPDFBomb(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	err := media.StripPDF(io.Discard, bytes.NewReader(doc), int64(len(doc)))
+	err := media.StripPDF(io.Discard, doc)
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "decompresses to more than 32 MiB") {
 		t.Errorf("error %v", err)

@@ -41,23 +41,25 @@ func Strip(dst io.Writer, src io.Reader, f Format) (Kept, error) {
 		br = bufio.NewReaderSize(src, 32<<10)
 	}
 	bw := bufio.NewWriterSize(dst, 32<<10)
-	k, err := strip(bw, br, f)
+	k, _, err := strip(bw, br, f)
 	if err != nil {
 		return k, err
 	}
 	return k, bw.Flush()
 }
 
-func strip(dst io.Writer, src *bufio.Reader, f Format) (Kept, error) {
+// strip is Strip, and also returns what decoding the image will cost.
+func strip(dst io.Writer, src *bufio.Reader, f Format) (Kept, DecodeCost, error) {
 	switch f {
 	case JPEG:
 		return stripJPEG(dst, src)
 	case PNG:
 		return stripPNG(dst, src)
 	case GIF:
-		return Kept{}, stripGIF(dst, src)
+		c, err := stripGIF(dst, src)
+		return Kept{}, c, err
 	}
-	return Kept{}, fmt.Errorf("%s is not an image", f)
+	return Kept{}, DecodeCost{}, fmt.Errorf("%s is not an image", f)
 }
 
 // truncated wraps the error of a read that ended early.

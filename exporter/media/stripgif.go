@@ -20,13 +20,20 @@ const (
 // the graphic control and looping extensions from their fields, and
 // drops every other extension (comments, plain text, XMP...).
 type gifStripper struct {
-	dst    io.Writer
-	r      *bufio.Reader
-	images int
+	dst           io.Writer
+	r             *bufio.Reader
+	images        int
+	width, height int // the logical screen's
 }
 
-func stripGIF(dst io.Writer, r *bufio.Reader) error {
+func stripGIF(dst io.Writer, r *bufio.Reader) (DecodeCost, error) {
 	s := &gifStripper{dst: dst, r: r}
+	err := s.run()
+	return gifCost(s.width, s.height, s.images), err
+}
+
+func (s *gifStripper) run() error {
+	r, dst := s.r, s.dst
 	if err := s.header(); err != nil {
 		return err
 	}
@@ -65,6 +72,7 @@ func (s *gifStripper) header() error {
 	if _, err := s.dst.Write(hdr[:]); err != nil {
 		return err
 	}
+	s.width, s.height = int(hdr[6])|int(hdr[7])<<8, int(hdr[8])|int(hdr[9])<<8
 	return s.colourTable(hdr[10])
 }
 

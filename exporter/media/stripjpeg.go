@@ -46,30 +46,41 @@ type jpegStripper struct {
 	exif    bool // the EXIF block was seen (later ones are dropped)
 	frame   bool // a frame header was seen
 	scan    bool // a scan was seen
+	header  jpegFrame
 	payload []byte
 	// pending holds the table segments after a scan until the next one:
 	// written if another scan follows, dropped at the end of the image.
 	pending bytes.Buffer
 }
 
-func stripJPEG(dst io.Writer, r *bufio.Reader) (Kept, error) {
-	s := &jpegStripper{dst: dst, r: r, payload: make([]byte, 0, 1<<16)}
+func stripJPEG(dst io.Writer, r *bufio.Reader) (Kept, DecodeCost, error) {
+	s, err := newJPEGStripper(dst, r).run()
+	return s.kept, s.header.cost(), err
+}
+
+func newJPEGStripper(dst io.Writer, r *bufio.Reader) *jpegStripper {
+	return &jpegStripper{dst: dst, r: r, payload: make([]byte, 0, 1<<16)}
+}
+
+// run strips the image and returns s.
+func (s *jpegStripper) run() (*jpegStripper, error) {
+	r, dst := s.r, s.dst
 	var soi [2]byte
 	if _, err := io.ReadFull(r, soi[:]); err != nil || soi != [2]byte{0xFF, mSOI} {
-		return s.kept, errors.New("a JPEG image without a start marker")
+		return s, errors.New("a JPEG image without a start marker")
 	}
 	if _, err := dst.Write(soi[:]); err != nil {
-		return s.kept, err
+		return s, err
 	}
 	m, err := nextMarker(r)
 	for {
 		switch {
 		case err != nil:
-			return s.kept, truncated(JPEG, err)
+			return s, truncated(JPEG, err)
 		case m == mEOI:
-			return s.end()
+			return s, s.end()
 		case m == mSOI:
-			return s.kept, errors.New("a JPEG image with a second start marker")
+			return s, errors.New("a JPEG image with a second start marker")
 		case m >= 0xD0 && m <= 0xD7 || m == 0x01:
 			// A restart marker outside a scan, or TEM: no length, nothing
 			// to display.
@@ -81,15 +92,15 @@ func stripJPEG(dst io.Writer, r *bufio.Reader) (Kept, error) {
 }
 
 // end finishes the image at its end marker.
-func (s *jpegStripper) end() (Kept, error) {
+func (s *jpegStripper) end() error {
 	if !s.frame || !s.scan {
-		return s.kept, errors.New("a JPEG image with no image data")
+		return errors.New("a JPEG image with no image data")
 	}
 	if !s.iccBig {
 		s.kept.ICC = s.icc
 	}
 	_, err := s.dst.Write([]byte{0xFF, mEOI})
-	return s.kept, err
+	return err
 }
 
 // segment reads the segment of marker m, writes what display needs of it
@@ -155,8 +166,13 @@ func (s *jpegStripper) keep(m byte, p []byte) ([]byte, error) {
 			return nil, errors.New("a JPEG image with a second frame header")
 		}
 		s.frame = true
+		var err error
+		s.header, err = parseFrame(m, p)
+		return jpegSegment(m, p), err
+	case m == mSOS:
+		s.header.scans++
 		return jpegSegment(m, p), nil
-	case m == mDHT || m == mDQT || m == mDRI || m == mDAC || m == mSOS:
+	case m == mDHT || m == mDQT || m == mDRI || m == mDAC:
 		return jpegSegment(m, p), nil
 	case s.scan:
 		return nil, nil

@@ -38,21 +38,31 @@ type pngStripper struct {
 	r    *bufio.Reader
 	kept Kept
 	crc  hash.Hash32
+	ihdr bytes.Buffer // the header chunk's data
 }
 
-func stripPNG(dst io.Writer, r *bufio.Reader) (Kept, error) {
+func stripPNG(dst io.Writer, r *bufio.Reader) (Kept, DecodeCost, error) {
 	s := &pngStripper{dst: dst, r: r, crc: crc32.NewIEEE()}
-	var sig [8]byte
-	if _, err := io.ReadFull(r, sig[:]); err != nil || string(sig[:]) != "\x89PNG\r\n\x1a\n" {
-		return s.kept, errors.New("a PNG image without its signature")
+	err := s.run()
+	var cost DecodeCost
+	if s.ihdr.Len() == 13 {
+		cost = pngCost(s.ihdr.Bytes())
 	}
-	if _, err := dst.Write(sig[:]); err != nil {
-		return s.kept, err
+	return s.kept, cost, err
+}
+
+func (s *pngStripper) run() error {
+	var sig [8]byte
+	if _, err := io.ReadFull(s.r, sig[:]); err != nil || string(sig[:]) != "\x89PNG\r\n\x1a\n" {
+		return errors.New("a PNG image without its signature")
+	}
+	if _, err := s.dst.Write(sig[:]); err != nil {
+		return err
 	}
 	for first := true; ; first = false {
 		typ, err := s.chunk(first)
 		if err != nil || typ == "IEND" {
-			return s.kept, err
+			return err
 		}
 	}
 }
@@ -111,7 +121,11 @@ func (s *pngStripper) copy(hdr [8]byte, n int64) error {
 	if _, err := s.dst.Write(hdr[:]); err != nil {
 		return err
 	}
-	if _, err := io.CopyN(io.MultiWriter(s.crc, s.dst), s.r, n); err != nil {
+	w := io.MultiWriter(s.crc, s.dst)
+	if string(hdr[4:]) == "IHDR" {
+		w = io.MultiWriter(w, &s.ihdr)
+	}
+	if _, err := io.CopyN(w, s.r, n); err != nil {
 		return truncated(PNG, err)
 	}
 	sum, err := s.checksum(string(hdr[4:]))

@@ -138,12 +138,17 @@ func exifTIFF() []byte {
 }
 
 // PNGBomb returns a tiny PNG that declares w×h pixels.
-func PNGBomb(w, h uint32) []byte {
+func PNGBomb(w, h uint32) []byte { return PNGDeclaring(w, h, 8, 2, 0) }
+
+// PNGDeclaring returns a tiny PNG whose header declares w×h pixels of
+// the bit depth, colour type and interlace method given; its image data
+// is a few bytes.
+func PNGDeclaring(w, h uint32, depth, colour, interlace byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	ihdr := binary.BigEndian.AppendUint32(nil, w)
 	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
-	ihdr = append(ihdr, 8, 2, 0, 0, 0)
+	ihdr = append(ihdr, depth, colour, 0, 0, interlace)
 	b.Write(Chunk("IHDR", ihdr))
 	b.Write(Chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01}))
 	b.Write(Chunk("IEND", nil))
