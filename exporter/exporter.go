@@ -53,6 +53,8 @@ type Exporter struct {
 	priv     tree
 	comp     *Compressor
 	cpu      chan struct{} // Jobs slots for compression
+	budget   decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
+	decoding folderLocks   // one decode of a content at a time, for its record
 	settings string        // fingerprint of the settings that shape the output
 
 	folders folderLocks
@@ -88,6 +90,7 @@ func New(cfg Config) (*Exporter, error) {
 		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
 		comp:   NewCompressor(),
 		cpu:    make(chan struct{}, cfg.Jobs),
+		budget: newDecodeBudget(cfg.Limits),
 		claims: newClaims(),
 	}
 	var names []string

@@ -333,8 +333,8 @@ type outFile struct {
 	data    []byte // content, or nil for a copy of src
 	src     string // bundle file to copy when data is nil
 	doc     bool   // a document: written with compressed siblings
-	// format, for a public image, is its format: it is stripped of
-	// private metadata rather than copied (images.go).
+	// format, for a public image or PDF, is its format: it is stripped
+	// of private metadata rather than copied (images.go).
 	format media.Format
 	width  int // a rendition of src this wide (images.go)
 }

@@ -58,11 +58,11 @@ func (r *renderer) addRenditions(viewID, url string, recs []viewpage.Rendition) 
 }
 
 // mediaFile returns the outFile publishing the media copy m of bundle b at
-// p: a public image is stripped of its metadata, a rendition made; other
-// files are copied as they are.
+// p: a public image or PDF is stripped of its metadata, a rendition made;
+// other files are copied as they are.
 func mediaFile(b *bundle.Bundle, p string, m mediaCopy, private bool) outFile {
 	f := outFile{private: private, path: p, src: m.Src, width: m.Width}
-	if info := b.Media[m.Src]; !private && info.Format.IsImage() {
+	if info := b.Media[m.Src]; !private && (info.Format.IsImage() || info.Format == media.PDF) {
 		f.format = info.Format
 	}
 	return f

@@ -2,6 +2,8 @@ package exporter
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -27,6 +29,11 @@ func TestNoPrivateMetadataPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep := ev.exportAll(); rep.Rejected != 0 {
+		for _, g := range rep.Guides {
+			if g.Err != nil {
+				t.Log(g.Err)
+			}
+		}
 		t.Fatalf("rejected: %s", rep.Summary())
 	}
 	pub := snapshot(t, ev.out, ev.outDir)
@@ -74,6 +81,51 @@ func TestNoPrivateMetadataPublished(t *testing.T) {
 	}
 }
 
+// TestNoPDFMetadataPublished publishes a floor plan PDF whose document
+// information names the address and the owner, whose XMP holds a GPS
+// position (the catalog's and the page's), with a PieceInfo and an
+// earlier revision's information, in a guide with a view that shows the
+// address (vKT301A) and one that hides it (vKT301B): no public byte holds
+// any of them, compressed streams included. Before, the PDF was
+// published byte for byte.
+func TestNoPDFMetadataPublished(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	var canaries []string
+	secret := func(what string) string {
+		b := make([]byte, 6)
+		rand.Read(b)
+		canaries = append(canaries, what+"-"+hex.EncodeToString(b))
+		return canaries[len(canaries)-1]
+	}
+	doc := mediatest.PlanPDF(mediatest.PDFMetadata{Title: "301 King St E " + secret("title"), Author: secret("author"),
+		GPS: secret("gps"), PageXMP: secret("pagexmp"), PieceInfo: secret("piece"), UpdatedTitle: secret("title2")})
+	plan := filepath.Join(ev.srcDir, kingFolder, "doc", "floorplan_metric_en.pdf")
+	if err := afero.WriteFile(ev.src, plan, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := ev.exportAll(); rep.Rejected != 0 {
+		t.Fatalf("rejected: %s", rep.Summary())
+	}
+	pdfs := 0
+	for name, data := range snapshot(t, ev.out, ev.outDir) {
+		if strings.HasSuffix(name, "/en/pdfMetric.pdf") && strings.HasPrefix(name, "vKT301") {
+			pdfs++
+			if !bytes.HasPrefix(data, []byte("%PDF-1.7")) || !bytes.Contains(mediatest.Inflated(data), []byte("/Type/Page")) {
+				t.Errorf("%s is no PDF with a page: %.40q", name, data)
+			}
+		}
+		all := mediatest.Inflated(data)
+		for _, c := range canaries {
+			if bytes.Contains(all, []byte(c)) {
+				t.Errorf("%s holds %q", name, c)
+			}
+		}
+	}
+	if pdfs != 2 {
+		t.Errorf("%d published plan PDFs, want 2", pdfs)
+	}
+}
+
 // TestNoImageWorkWhenImagesUnchanged: the first export makes renditions;
 // an export of an unchanged guide, or of a guide whose guide.json alone
 // changed, decodes no image.
@@ -111,10 +163,14 @@ func TestBadMediaRejected(t *testing.T) {
 	}{
 		{"decompression bomb", "photos/kitchen.png", mediatest.PNGBomb(100000, 100000), nil,
 			"301-king-st-e/photos/kitchen.png: $.media.photos[1].file: the file is an image of 100000×100000 pixels"},
+		{"decode over the memory budget", "photos/kitchen.png", mediatest.PNGDeclaring(7000, 7000, 16, 6, 1), nil,
+			"301-king-st-e/photos/kitchen.png: $.media.photos[1].file: the file is a PNG image (49.0 megapixels, 16 bits per sample, interlaced): decoding it takes about"},
 		{"truncated JPEG", "photos/front.jpg", photo[:len(photo)/2], nil,
 			"301-king-st-e/photos/front.jpg: $.media.photos[0].file: the file is a JPEG image that is truncated"},
 		{"PDF that is HTML", "doc/floorplan_metric_en.pdf", []byte("<html><body>502 Bad Gateway</body></html>"), nil,
 			"301-king-st-e/doc/floorplan_metric_en.pdf: $.media.documents.en.pdfMetric: the file is not a JPEG, PNG, GIF, PDF or ZIP file (it starts like HTML or XML)"},
+		{"PDF that does not parse", "doc/floorplan_metric_en.pdf", []byte("%PDF-1.4\n1 0 obj (no catalog) endobj\n%%EOF\n"), nil,
+			"301-king-st-e/doc/floorplan_metric_en.pdf: the file is a PDF document that does not parse"},
 		{"ZIP with ../", "doc/gallery.zip", mediatest.ZIP("a.jpg", "../../outside.jpg"), nil,
 			`301-king-st-e/doc/gallery.zip: $.media.documents.en.galleryZip: the file is a ZIP archive with the entry "../../outside.jpg"`},
 		{"PNG named .jpg", "photos/front.jpg", mediatest.Sample("x.png", 960, 720), nil,
@@ -154,7 +210,12 @@ func TestBadMediaRejected(t *testing.T) {
 			if c := changed(pub0, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
 				t.Errorf("public files changed: %v", c)
 			}
-			if c := changed(priv0, snapshot(t, ev.out, ev.privDir)); len(slices.DeleteFunc(c, func(s string) bool { return s == "manifest.json" })) > 0 {
+			// What an export that failed keeps for the next one: the
+			// marker of an export cut short, the record of a failed decode.
+			bookkeeping := func(s string) bool {
+				return s == "manifest.json" || s == ".manifest.json.writing" || strings.HasPrefix(s, decodesDir+"/")
+			}
+			if c := changed(priv0, snapshot(t, ev.out, ev.privDir)); len(slices.DeleteFunc(c, bookkeeping)) > 0 {
 				t.Errorf("private files changed: %v", c)
 			}
 		})

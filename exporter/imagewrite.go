@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"errors"
@@ -149,6 +150,50 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 	return d.sha256, nil
 }
 
+// stripPDF is putMedia for a public PDF: it publishes the bundle PDF
+// f.src without its metadata (media.StripPDF). The document is read and
+// rewritten in memory (the parser holds all of it anyway) and written like
+// a document, so that it is parsed once; the rewrite is a decode
+// (decodes.go): it takes its share of the memory budget and one of the
+// Jobs slots, and is recorded. A source that changes while it is read is
+// errChanged; one that does not parse rejects the bundle.
+func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	src, before, err := w.openSource(b, f)
+	if err != nil {
+		return sum, err
+	}
+	defer src.Close()
+	in := &hookReader{r: src, after: func() {
+		if copyHook != nil {
+			copyHook(f.src, attempt)
+		}
+	}}
+	data, err := io.ReadAll(io.LimitReader(in, before.size+1))
+	if err != nil {
+		return sum, err
+	}
+	if err := checkSame(src, before, int64(len(data))); err != nil {
+		return sum, err
+	}
+	var out bytes.Buffer
+	err = w.decode(context.Background(), b, f.src, sha256.Sum256(data), b.Media[f.src].Decode, func() error {
+		w.e.cpu <- struct{}{}
+		defer func() { <-w.e.cpu }()
+		if err := media.StripPDF(&out, data); err != nil {
+			return rejectFile(b, f.src, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return sum, err
+	}
+	if err := w.write(t, f.path, out.Bytes()); err != nil {
+		return sum, err
+	}
+	return sha256.Sum256(out.Bytes()), nil
+}
+
 // openSource opens the bundle file of f and returns its stamp.
 func (w *guideWriter) openSource(b *bundle.Bundle, f outFile) (afero.File, stamp, error) {
 	src, err := b.Open(f.src)
@@ -222,8 +267,8 @@ func (w *guideWriter) remember(key, p string) { w.cache().published[key] = p }
 
 // makeRenditions decodes the source of f once and makes every rendition
 // width of it, keeping them for the next files; it returns f's. Decoding
-// takes one of the Jobs slots, so that at most Jobs images are decoded at
-// once (memory: one decoded image per slot).
+// is a decode (decodes.go): it waits for its share of the memory budget,
+// takes one of the Jobs slots and is recorded.
 func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File, srcSum [sha256.Size]byte, key string) ([]byte, error) {
 	info := b.Media[f.src]
 	widths := media.RenditionWidths(info.Width)
@@ -240,15 +285,21 @@ func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File
 		return nil, err
 	}
 	out := map[int][]byte{}
-	w.e.cpu <- struct{}{}
-	imageWork.Add(1)
-	err = media.Renditions(src, info.Format, srcSum, kept, desc, w.e.cfg.Limits.ImagePixels, func(width, _ int, data []byte) error {
-		out[width] = data
+	err = w.decode(context.Background(), b, f.src, srcSum, info.Decode, func() error {
+		w.e.cpu <- struct{}{}
+		defer func() { <-w.e.cpu }()
+		imageWork.Add(1)
+		err := media.Renditions(src, info.Format, srcSum, kept, desc, w.e.cfg.Limits.ImagePixels, func(width, _ int, data []byte) error {
+			out[width] = data
+			return nil
+		})
+		if err != nil {
+			return rejectFile(b, f.src, err)
+		}
 		return nil
 	})
-	<-w.e.cpu
 	if err != nil {
-		return nil, rejectFile(b, f.src, err)
+		return nil, err
 	}
 	c := w.cache()
 	c.src, c.renditions = f.src, out

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -52,8 +53,8 @@ func stampOf(fi os.FileInfo) stamp {
 
 // putMedia publishes the bundle file f.src at f.path of t by streaming it
 // (memory does not grow with the file's size) and returns the SHA-256 of
-// what it published: a copy, or for a public image a copy without its
-// private metadata, or a rendition (imagewrite.go). A destination that already holds the same bytes is
+// what it published: a copy, or for a public image or PDF a copy without
+// its private metadata, or a rendition (imagewrite.go). A destination that already holds the same bytes is
 // left alone. When the source changes during the copy (its size, times or
 // length read differ), the copy is discarded and tried once more; a second
 // change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
@@ -68,6 +69,8 @@ func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Siz
 		switch {
 		case f.width > 0:
 			s, err = w.renderMedia(t, b, f)
+		case f.format == media.PDF:
+			s, err = w.stripPDF(t, b, f, attempt)
 		case f.format != "":
 			s, err = w.stripMedia(t, b, f, attempt)
 		default:

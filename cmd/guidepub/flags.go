@@ -136,6 +136,8 @@ func limitFlags() []cli.Flag {
 		intFlag("max-social-links", d.SocialLinks, "social links one bundle's banner may hold"),
 		intFlag("max-document-size", d.DocumentBytes, "bytes one file written for a bundle (document, view page, ready event, record...) may have"),
 		intFlag("max-image-pixels", d.ImagePixels, "pixels (width × height) one image of a bundle may have"),
+		intFlag("max-image-work", d.ImageWork, "millions of pixel passes (pixels × scans of a progressive JPEG) decoding one image may take"),
+		intFlag("max-decode-memory", d.DecodeMemory, "MiB the image decodes and PDF rewrites of an export may take together; a file needing more is refused"),
 	}
 }
 
@@ -153,6 +155,7 @@ func readLimits(c *cli.Context) (bundle.Limits, error) {
 		Documents: c.Int("max-documents"), Webhooks: c.Int("max-webhooks"),
 		Phones: c.Int("max-phones"), Emails: c.Int("max-emails"), SocialLinks: c.Int("max-social-links"),
 		DocumentBytes: c.Int("max-document-size"), ImagePixels: c.Int("max-image-pixels"),
+		ImageWork: c.Int("max-image-work"), DecodeMemory: c.Int("max-decode-memory"),
 	}, nil
 }
 

@@ -22,6 +22,12 @@ func TestLimitFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "more than the limit of 0.1 megapixels for one image (raise it with --max-image-pixels)") {
 		t.Fatalf("--max-image-pixels 100000: exit %d, want 1 naming the flag\n%s", code, stderr)
 	}
+	// A 16 MiB budget is below what any decode takes (its 16 MiB base
+	// plus the image).
+	code, _, stderr = runCLI(t, "validate", "--src", src, "--max-decode-memory", "16")
+	if code != 1 || !strings.Contains(stderr, "MiB all decodes may take together (raise it with --max-decode-memory)") {
+		t.Fatalf("--max-decode-memory 16: exit %d, want 1 naming the flag\n%s", code, stderr)
+	}
 	if code, out, stderr := runCLI(t, args...); code != 0 {
 		t.Fatalf("default limits: exit %d\n%s%s", code, out, stderr)
 	}

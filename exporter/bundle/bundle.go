@@ -126,7 +126,7 @@ func LoadLimits(fsys afero.Fs, dir string, lim Limits) (*Bundle, error) {
 	var infos map[string]media.Info
 	if g != nil {
 		var fp []Problem
-		infos, fp = checkFiles(fsys, dir, folder, g, lim.ImagePixels)
+		infos, fp = checkFiles(fsys, dir, folder, g, lim.Media())
 		problems = append(problems, fp...)
 	}
 	if len(problems) > 0 {

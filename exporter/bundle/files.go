@@ -130,12 +130,11 @@ func checkRel(rel string) string {
 // of fsys as a regular file reached through no symbolic link, with no
 // other hard link (checkMedia), and is what
 // its name and its reference say (media.Check): the format its extension
-// names, one the reference accepts, at most maxPixels pixels for an image
-// (0: media.DefaultMaxPixels), with the width and height guide.json gives,
-// if any. It fills absent image sizes from the files and returns what it
+// names, one the reference accepts, within lim (pixels, decoding work and
+// memory), with the width and height guide.json gives, if any. It fills absent image sizes from the files and returns what it
 // found of each file by path. Each reference gets its own problems; path
 // syntax problems are Parse's.
-func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, maxPixels int) (map[string]media.Info, []Problem) {
+func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, lim media.Limits) (map[string]media.Info, []Problem) {
 	var problems []Problem
 	type checked struct {
 		info media.Info
@@ -151,7 +150,7 @@ func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, maxPixels int) (map
 		if !ok {
 			c.msg = checkMedia(fsys, dir, ref.rel)
 			if c.msg == "" {
-				c.info, c.msg = checkContent(fsys, filepath.Join(dir, filepath.FromSlash(ref.rel)), ref.rel, maxPixels)
+				c.info, c.msg = checkContent(fsys, filepath.Join(dir, filepath.FromSlash(ref.rel)), ref.rel, lim)
 			}
 			seen[ref.rel] = c
 		}
@@ -195,7 +194,7 @@ func checkFiles(fsys afero.Fs, dir, folder string, g *Guide, maxPixels int) (map
 // holds, or why it cannot be published: another hard link to the file
 // opened, media.Check's problem, or a name whose extension says another
 // format.
-func checkContent(fsys afero.Fs, name, rel string, maxPixels int) (media.Info, string) {
+func checkContent(fsys afero.Fs, name, rel string, lim media.Limits) (media.Info, string) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return media.Info{}, readError(err)
@@ -212,7 +211,7 @@ func checkContent(fsys afero.Fs, name, rel string, maxPixels int) (media.Info, s
 	if msg := checkLinks(fi); msg != "" {
 		return media.Info{}, msg
 	}
-	info, err := media.Check(f, fi.Size(), maxPixels)
+	info, err := media.Check(f, fi.Size(), lim)
 	if err != nil {
 		return info, "the file is " + err.Error()
 	}

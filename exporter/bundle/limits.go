@@ -34,6 +34,20 @@ type Limits struct {
 	// ImagePixels bounds the pixel count (width × height) of one image,
 	// checked from the file's header before anything decodes it.
 	ImagePixels int
+	// ImageWork bounds, in millions of pixel passes, the work of decoding
+	// one image for its renditions (pixels × scans of a JPEG), read from
+	// its headers before anything decodes it.
+	ImageWork int
+	// DecodeMemory is the memory, in MiB, that the exporter's image
+	// decodes and PDF rewrites may take together; a file whose headers
+	// say it needs more is refused, the others wait for their share.
+	DecodeMemory int
+}
+
+// Media returns the limits media.Check applies to one file.
+func (l Limits) Media() media.Limits {
+	l = l.WithDefaults()
+	return media.Limits{Pixels: l.ImagePixels, Work: int64(l.ImageWork) * 1e6, Memory: int64(l.DecodeMemory) << 20}
 }
 
 // DefaultLimits are the limits of a zero Limits field.
@@ -51,6 +65,8 @@ var DefaultLimits = Limits{
 	SocialLinks:   20,
 	DocumentBytes: 8 << 20,
 	ImagePixels:   media.DefaultMaxPixels,
+	ImageWork:     media.DefaultMaxWork / 1e6,
+	DecodeMemory:  media.DefaultDecodeMemory >> 20,
 }
 
 // WithDefaults returns l with every zero (or negative) field replaced by
@@ -75,6 +91,8 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.SocialLinks, d.SocialLinks)
 	def(&l.DocumentBytes, d.DocumentBytes)
 	def(&l.ImagePixels, d.ImagePixels)
+	def(&l.ImageWork, d.ImageWork)
+	def(&l.DecodeMemory, d.DecodeMemory)
 	return l
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/fixtures"
 )
 
@@ -235,5 +236,17 @@ func BenchmarkRejectDeepGuide(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMediaLimits: the decode limits reach media.Check in its units (the
+// flags' millions of pixel passes and MiB), zero fields as the defaults.
+func TestMediaLimits(t *testing.T) {
+	got := Limits{ImageWork: 7, DecodeMemory: 3}.Media()
+	if want := (media.Limits{Pixels: media.DefaultMaxPixels, Work: 7_000_000, Memory: 3 << 20}); got != want {
+		t.Errorf("Media() = %+v, want %+v", got, want)
+	}
+	if got := (Limits{}).Media(); got != (media.Limits{}).WithDefaults() {
+		t.Errorf("zero Limits: %+v, want media's defaults %+v", got, media.Limits{}.WithDefaults())
 	}
 }

@@ -70,6 +70,9 @@ type Info struct {
 	// Width and Height are an image's stored pixel size; zero for other
 	// formats.
 	Width, Height int
+	// Decode is what decoding an image for its renditions, or stripping a
+	// PDF, costs, as the headers say; zero for a ZIP archive.
+	Decode DecodeCost
 }
 
 // DefaultMaxPixels bounds the pixel count of one image when no limit is
@@ -85,17 +88,18 @@ type File interface {
 }
 
 // Check reads f (of size bytes) far enough to know what it is and returns
-// its format and, for an image, its pixel size. It returns an error,
-// whose message names no path and reads after "the file is ", when the content is no format of this
-// package, an image has more than maxPixels pixels (0: DefaultMaxPixels)
-// or its structure is broken or truncated, a PDF does not start and end
-// as one, or a ZIP archive does not open or names an entry outside the
-// folder it unpacks into. Memory stays small whatever the file: nothing
-// is decoded beyond headers.
-func Check(f File, size int64, maxPixels int) (Info, error) {
-	if maxPixels <= 0 {
-		maxPixels = DefaultMaxPixels
-	}
+// its format, for an image its pixel size, and for an image or a PDF what
+// decoding it will cost (Info.Decode). It returns an error, whose message
+// names no path and reads after "the file is ", when the content is no
+// format of this package; an image has more pixels than lim.Pixels, its
+// structure is broken or truncated, or its headers say that decoding it
+// costs more than lim allows (a *BudgetError); a PDF does not start and
+// end as one or would cost more memory than lim.Memory to strip; or a ZIP
+// archive does not open or names an entry outside the folder it unpacks
+// into. Memory stays small whatever the file: nothing is decoded beyond
+// headers (a PDF is parsed when StripPDF strips it).
+func Check(f File, size int64, lim Limits) (Info, error) {
+	lim = lim.WithDefaults()
 	var head [8]byte
 	n, _ := io.ReadFull(f, head[:])
 	format, ok := sniff(head[:n])
@@ -108,27 +112,35 @@ func Check(f File, size int64, maxPixels int) (Info, error) {
 	}
 	switch format {
 	case PDF:
-		return info, checkPDF(f, size)
+		info.Decode = pdfCost(size)
+		return info, checkPDF(f, size, info.Decode, lim)
 	case ZIP:
 		return info, checkZIP(f, size)
 	}
+	return checkImage(f, format, lim)
+}
+
+// checkImage is Check for an image.
+func checkImage(f File, format Format, lim Limits) (Info, error) {
+	info := Info{Format: format}
 	br := bufio.NewReaderSize(f, 32<<10)
 	cfg, err := decodeConfig(format, br)
 	if err != nil {
 		return info, fmt.Errorf("%s whose header does not decode: %v", format.Name(), err)
 	}
 	info.Width, info.Height = cfg.Width, cfg.Height
-	if err := checkPixels(cfg.Width, cfg.Height, maxPixels); err != nil {
+	if err := checkPixels(cfg.Width, cfg.Height, lim.Pixels); err != nil {
 		return info, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return info, err
 	}
 	br.Reset(f)
-	if _, err := strip(io.Discard, br, format); err != nil {
+	_, info.Decode, err = strip(io.Discard, br, format)
+	if err != nil {
 		return info, err
 	}
-	return info, nil
+	return info, info.Decode.check(format, lim)
 }
 
 // PixelLimitError is the error of an image with more pixels than the
@@ -199,8 +211,18 @@ func looksLike(head []byte) string {
 	return " (it starts like text)"
 }
 
-// checkPDF checks that a PDF also ends as one: "%%EOF" in its last KiB.
-func checkPDF(f File, size int64) error {
+// checkPDF checks that a PDF also ends as one ("%%EOF" in its last KiB)
+// and that stripping it costs at most lim.Memory (cost). The document is
+// parsed when it is stripped (StripPDF), within the exporter's budget.
+func checkPDF(f File, size int64, cost DecodeCost, lim Limits) error {
+	if err := checkEOF(f, size); err != nil {
+		return err
+	}
+	return cost.check(PDF, lim)
+}
+
+// checkEOF checks that a PDF has "%%EOF" in its last KiB.
+func checkEOF(f File, size int64) error {
 	tail := make([]byte, min(size, 1024))
 	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
 		return err

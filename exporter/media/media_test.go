@@ -18,7 +18,7 @@ import (
 
 func check(t *testing.T, data []byte, maxPixels int) (media.Info, error) {
 	t.Helper()
-	return media.Check(bytes.NewReader(data), int64(len(data)), maxPixels)
+	return media.Check(bytes.NewReader(data), int64(len(data)), media.Limits{Pixels: maxPixels})
 }
 
 func TestCheckFormats(t *testing.T) {
@@ -42,8 +42,13 @@ func TestCheckFormats(t *testing.T) {
 		{"zip", mediatest.ZIP("a.svg", "dir/b.svg"), media.Info{Format: media.ZIP}},
 	} {
 		got, err := check(t, c.data, 0)
+		cost := got.Decode
+		got.Decode = media.DecodeCost{}
 		if err != nil || got != c.want {
 			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+		if (cost.Bytes == 0) != (c.want.Format == media.ZIP) || (cost.Work == 0) != !c.want.Format.IsImage() {
+			t.Errorf("%s: decode cost %+v", c.name, cost)
 		}
 	}
 }

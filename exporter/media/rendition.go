@@ -53,9 +53,9 @@ var scaler draw.Interpolator = draw.ApproxBiLinear
 const renditionVersion = "guidepub rendition v1 bilinear-halving q80"
 
 // Version changes whenever what is published of an image changes (what
-// Strip keeps, the renditions' widths and bytes): the exporter counts it
+// Strip and StripPDF keep, the renditions' widths and bytes): the exporter counts it
 // among its settings, so that a new version re-exports every guide.
-const Version = "strip-v1 " + renditionVersion + " 480,960,1600"
+const Version = "strip-v2 pdf-v1 " + renditionVersion + " 480,960,1600"
 
 // RenditionKey returns the key that identifies the rendition width wide
 // of the source image whose content has the SHA-256 source: a rendition

@@ -5,13 +5,17 @@ package mediatest
 import (
 	"archive/zip"
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -134,12 +138,17 @@ func exifTIFF() []byte {
 }
 
 // PNGBomb returns a tiny PNG that declares w×h pixels.
-func PNGBomb(w, h uint32) []byte {
+func PNGBomb(w, h uint32) []byte { return PNGDeclaring(w, h, 8, 2, 0) }
+
+// PNGDeclaring returns a tiny PNG whose header declares w×h pixels of
+// the bit depth, colour type and interlace method given; its image data
+// is a few bytes.
+func PNGDeclaring(w, h uint32, depth, colour, interlace byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	ihdr := binary.BigEndian.AppendUint32(nil, w)
 	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
-	ihdr = append(ihdr, 8, 2, 0, 0, 0)
+	ihdr = append(ihdr, depth, colour, 0, 0, interlace)
 	b.Write(Chunk("IHDR", ihdr))
 	b.Write(Chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01}))
 	b.Write(Chunk("IEND", nil))
@@ -197,4 +206,107 @@ func Sample(name string, w, h int) []byte {
 		return ZIP(name + ".txt")
 	}
 	return []byte("content of " + name)
+}
+
+// PDFObjects returns a PDF 1.4 document whose object i+1 is objs[i] (the
+// text between "obj" and "endobj"), with a cross-reference table and the
+// trailer entries trailer ("/Root 1 0 R /Info 4 0 R").
+func PDFObjects(objs []string, trailer string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	return pdfSection(b.Bytes(), 1, objs, trailer, -1)
+}
+
+// PDFUpdate returns doc (made by PDFObjects) with an incremental update
+// appended: the objects objs numbered from first (replacing or adding
+// objects), a cross-reference section for them and a trailer holding
+// trailer and pointing at the previous section, as editors save a
+// changed document.
+func PDFUpdate(doc []byte, first int, objs []string, trailer string) []byte {
+	i := bytes.LastIndex(doc, []byte("startxref\n"))
+	var prev int
+	fmt.Sscanf(string(doc[i+len("startxref\n"):]), "%d", &prev)
+	return pdfSection(append([]byte{}, doc...), first, objs, trailer, prev)
+}
+
+func pdfSection(doc []byte, first int, objs []string, trailer string, prev int) []byte {
+	b := bytes.NewBuffer(doc)
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(b, "%d 0 obj\n%s\nendobj\n", first+i, o)
+	}
+	xref := b.Len()
+	b.WriteString("xref\n")
+	if first > 1 {
+		b.WriteString("0 1\n0000000000 65535 f \n")
+		fmt.Fprintf(b, "%d %d\n", first, len(objs))
+	} else {
+		fmt.Fprintf(b, "0 %d\n0000000000 65535 f \n", len(objs)+1)
+	}
+	for _, off := range offsets {
+		fmt.Fprintf(b, "%010d 00000 n \n", off)
+	}
+	size := first + len(objs)
+	if prev >= 0 {
+		trailer += fmt.Sprintf(" /Prev %d", prev)
+	}
+	fmt.Fprintf(b, "trailer\n<< /Size %d %s >>\nstartxref\n%d\n%%%%EOF\n", size, trailer, xref)
+	return b.Bytes()
+}
+
+// PDFStream returns a stream object's text holding data, with the
+// dictionary entries dict ("/Type /Metadata /Subtype /XML").
+func PDFStream(dict, data string) string {
+	return fmt.Sprintf("<< %s /Length %d >>\nstream\n%s\nendstream", dict, len(data), data)
+}
+
+// PDFMetadata are the strings PlanPDF hides in a PDF's metadata slots.
+type PDFMetadata struct {
+	Title, Author string // the first revision's document information
+	GPS           string // the catalog's XMP, as exif:GPSLatitude
+	PageXMP       string // the page's XMP
+	PieceInfo     string // the catalog's PieceInfo
+	UpdatedTitle  string // the document information of an incremental update
+}
+
+// PlanPDF returns a one-page floor plan PDF (a heading, a rectangle, a
+// grey box) whose metadata slots hold m: a first revision with its
+// document information dictionary, the catalog's and the page's XMP
+// metadata streams and the catalog's PieceInfo, then an incremental update
+// replacing the document information (the first one stays in the file).
+func PlanPDF(m PDFMetadata) []byte {
+	xmp := func(body string) string {
+		return `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+			`<rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/">` + body + `</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
+	}
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R /Metadata 6 0 R /PieceInfo << /Illustrator << /Private (" + m.PieceInfo + ") >> >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R /Metadata 7 0 R >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		PDFStream("", "BT /F1 18 Tf 20 160 Td (Main Floor) Tj ET\n2 w 20 20 200 110 re S\n0.5 g 40 40 60 40 re f"),
+		PDFStream("/Type /Metadata /Subtype /XML", xmp("<exif:GPSLatitude>"+m.GPS+"</exif:GPSLatitude>")),
+		PDFStream("/Type /Metadata /Subtype /XML", xmp("<exif:UserComment>"+m.PageXMP+"</exif:UserComment>")),
+		"<< /Title (Floor plan - " + m.Title + ") /Author (" + m.Author + ") /CreationDate (D:20261124094100Z) >>",
+	}
+	doc := PDFObjects(objs, "/Root 1 0 R /Info 8 0 R")
+	return PDFUpdate(doc, 8, []string{"<< /Title (" + m.UpdatedTitle + ") >>"}, "/Root 1 0 R /Info 8 0 R")
+}
+
+// Inflated returns data followed by the decompressed content of every
+// zlib (FlateDecode) stream it holds, so that a search also finds what a
+// PDF's compressed streams hold.
+func Inflated(data []byte) []byte {
+	out := append([]byte{}, data...)
+	re := regexp.MustCompile(`(?s)stream\r?\n(.*?)endstream`)
+	for _, m := range re.FindAllSubmatch(data, -1) {
+		zr, err := zlib.NewReader(bytes.NewReader(m[1]))
+		if err != nil {
+			continue
+		}
+		d, _ := io.ReadAll(io.LimitReader(zr, 64<<20))
+		out = append(out, d...)
+	}
+	return out
 }

@@ -1,0 +1,220 @@
+package media
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/validate"
+)
+
+// PDFs are rewritten with pdfcpu (see docs/output.md#pdf-documents): it
+// parses the whole document with limits on what input can make it
+// allocate, validates it, and writes back every object reachable from the
+// catalog, so that nothing left over from an earlier revision of the file
+// (an incremental update keeps the old objects) is published either.
+
+// pdfDropped are the entries removed from every dictionary of a PDF: the
+// XMP metadata stream, an application's private data (PieceInfo, which
+// editors fill with whole copies of the document) and page thumbnails
+// (pictures of the page as it once was).
+var pdfDropped = []string{"Metadata", "PieceInfo", "LastModified", "Thumb"}
+
+// PDFTimeout bounds the time one PDF may take to parse.
+const PDFTimeout = 60 * time.Second
+
+// pdfStreamBytes bounds what one stream of a PDF (an object stream, a
+// cross-reference stream) may decode to when it is parsed.
+const pdfStreamBytes = 32 << 20
+
+// pdfXRefBytes bounds what a PDF's cross-reference streams decompress to
+// together (a real one: a few bytes per object).
+const pdfXRefBytes = 64 << 20
+
+var disableConfig sync.Once
+
+// pdfConfig returns pdfcpu's configuration for a file of size bytes:
+// relaxed validation (what viewers accept), no network, no configuration
+// folder, and resource limits well below pdfcpu's defaults.
+func pdfConfig(size int64) *model.Configuration {
+	disableConfig.Do(api.DisableConfigDir)
+	conf := model.NewDefaultConfiguration()
+	conf.ValidationMode = model.ValidationRelaxed
+	conf.Offline = true
+	conf.Limits.MaxStreamBytes = max(size, 1)
+	conf.Limits.MaxDecodeBytes = pdfStreamBytes
+	conf.Limits.MaxObjectCount = 1_000_000
+	conf.Limits.MaxXRefEntries = 1_000_000
+	conf.Limits.MaxObjectStreamCount = 100_000
+	conf.Limits.MaxRecursionDepth = 64
+	return conf
+}
+
+// StripPDF writes the PDF document data to dst without its metadata: no
+// document information dictionary (/Info: title, author, dates,
+// producer), no XMP metadata stream on the catalog, a page or any other
+// object, no PieceInfo, LastModified or page thumbnails, and nothing that
+// no page or catalog entry reaches. What the pages draw is kept object for
+// object; the file identifier is derived from data. The output depends
+// only on data. It returns an error, whose message reads after "the file
+// is ", when data does not parse as a PDF, is encrypted, or exceeds the
+// parser's limits. Memory is about 6 to 9 times len(data) (pdfCost).
+func StripPDF(dst io.Writer, data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("a PDF document that does not parse (%v)", r)
+		}
+	}()
+	if err := checkXRefStreams(data); err != nil {
+		return err
+	}
+	c, cancel := context.WithTimeout(context.Background(), PDFTimeout)
+	defer cancel()
+	ctx, err := pdfcpu.ReadWithContext(c, bytes.NewReader(data), pdfConfig(int64(len(data))))
+	if err != nil {
+		return pdfError(err)
+	}
+	if ctx.Encrypt != nil {
+		return errors.New("a PDF document that is encrypted: publish it without a password or permissions")
+	}
+	if err := dropPDFMetadata(c, ctx); err != nil {
+		return pdfError(err)
+	}
+	if err := validate.XRefTable(ctx); err != nil {
+		return pdfError(err)
+	}
+	return writePDF(dst, ctx, sha256.Sum256(data))
+}
+
+// xrefStream finds the dictionary of a cross-reference stream: from "obj"
+// to "stream", with /Type /XRef and no other filter than FlateDecode.
+var (
+	xrefStream = regexp.MustCompile(`(?s)\bobj\s*<<((?:[^s]|s[^t]|st[^r])*?/Type\s*/XRef\b.*?)>>\s*stream\r?\n`)
+	pdfFilter  = regexp.MustCompile(`/Filter\s*(\[[^\]]*\]|/[A-Za-z0-9]+)`)
+)
+
+// checkXRefStreams refuses a document with a cross-reference stream that
+// decompresses to more than pdfStreamBytes, or whose cross-reference
+// streams decompress to more than pdfXRefBytes together. pdfcpu decodes
+// these streams before it reads its configuration's limits, up to 512 MiB
+// each (and several times that allocated): a 256 KiB file can ask for it.
+func checkXRefStreams(data []byte) error {
+	var total int64
+	for _, m := range xrefStream.FindAllSubmatchIndex(data, -1) {
+		dict := data[m[2]:m[3]]
+		if f := pdfFilter.FindSubmatch(dict); f != nil && strings.Trim(string(f[1]), "[] \r\n\t") != "/FlateDecode" {
+			return fmt.Errorf("a PDF document whose cross-reference stream is encoded with %s; only FlateDecode is read", f[1])
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(data[m[1]:]))
+		if err != nil {
+			continue // not compressed, or broken: pdfcpu says which
+		}
+		n, _ := io.Copy(io.Discard, io.LimitReader(zr, pdfStreamBytes+1))
+		if n > pdfStreamBytes {
+			return fmt.Errorf("a PDF document with a cross-reference stream that decompresses to more than %d MiB", pdfStreamBytes>>20)
+		}
+		if total += n; total > pdfXRefBytes {
+			return fmt.Errorf("a PDF document whose cross-reference streams decompress to more than %d MiB", pdfXRefBytes>>20)
+		}
+	}
+	return nil
+}
+
+// pdfError words a pdfcpu error for a message about a bundle file.
+func pdfError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("a PDF document that takes more than %v to read", PDFTimeout)
+	}
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return fmt.Errorf("a PDF document that does not parse (%s)", msg)
+}
+
+// dropPDFMetadata removes the document information dictionary and the
+// pdfDropped entries of every dictionary and stream of ctx. An object
+// kept in an object stream is parsed first (pdfcpu would otherwise copy
+// its bytes as they are).
+func dropPDFMetadata(c context.Context, ctx *model.Context) error {
+	ctx.Info = nil
+	for _, e := range ctx.Table {
+		if e == nil || e.Free || e.Object == nil {
+			continue
+		}
+		if l, ok := e.Object.(types.LazyObjectStreamObject); ok {
+			o, err := l.DecodedObject(c)
+			if err != nil {
+				return err
+			}
+			if err := model.ProcessRefCountsWithError(ctx.XRefTable, o); err != nil {
+				return err
+			}
+			e.Object = o
+		}
+		switch o := e.Object.(type) {
+		case types.Dict:
+			dropKeys(o)
+		case types.StreamDict:
+			dropKeys(o.Dict)
+		case types.ObjectStreamDict:
+			dropKeys(o.Dict)
+		}
+	}
+	if ctx.RootDict != nil {
+		dropKeys(ctx.RootDict)
+	}
+	return nil
+}
+
+func dropKeys(d types.Dict) {
+	for _, k := range pdfDropped {
+		delete(d, k)
+	}
+}
+
+// writePDF writes ctx to dst with the identifier id (from the source's
+// digest). pdfcpu stamps what it writes with the time: a document
+// information dictionary naming itself and the current time (which it
+// leaves out only for PDF 2.0) and a file identifier hashed from the
+// time. So the document is written as 2.0 and the header and identifier
+// are then set, in place and at the same length, to the version the
+// document's features need (1.7, or 2.0 for a 2.0 source) and to id.
+func writePDF(dst io.Writer, ctx *model.Context, digest [sha256.Size]byte) error {
+	id := types.HexLiteral(strings.ToUpper(hex.EncodeToString(digest[:16])))
+	was20 := ctx.XRefTable.Version() == model.V20
+	v20 := model.V20
+	ctx.RootVersion = &v20
+	ctx.ID = types.Array{id, id}
+	var out bytes.Buffer
+	if err := api.WriteContext(ctx, &out); err != nil {
+		return pdfError(err)
+	}
+	data := out.Bytes()
+	if !was20 {
+		if !bytes.HasPrefix(data, []byte("%PDF-2.0")) {
+			return errors.New("a PDF document that pdfcpu wrote without its header")
+		}
+		copy(data, "%PDF-1.7")
+	}
+	if len(ctx.ID) == 2 {
+		if stamped, ok := ctx.ID[1].(types.HexLiteral); ok && len(stamped) == len(id) {
+			data = bytes.ReplaceAll(data, []byte("<"+stamped+">"), []byte("<"+id+">"))
+		}
+	}
+	_, err := dst.Write(data)
+	return err
+}

@@ -1,0 +1,287 @@
+package media_test
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+
+	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/fixtures"
+)
+
+// canary returns a string no file holds by chance.
+func canary(what string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return what + "-" + hex.EncodeToString(b)
+}
+
+// planPDF returns mediatest.PlanPDF with a canary in every metadata slot,
+// and the canaries.
+func planPDF(t *testing.T) (doc []byte, canaries []string) {
+	t.Helper()
+	m := mediatest.PDFMetadata{Title: canary("title"), Author: canary("author"), GPS: canary("gps"),
+		PageXMP: canary("pagexmp"), PieceInfo: canary("piece"), UpdatedTitle: canary("title2")}
+	return mediatest.PlanPDF(m), []string{m.Title, m.Author, m.GPS, m.PageXMP, m.PieceInfo, m.UpdatedTitle}
+}
+
+func stripPDF(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := media.StripPDF(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// poppler returns the path of the poppler tool name, or skips (fails
+// under GUIDEPUB_TEST_REQUIRE=1) when it is not installed.
+func poppler(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		fixtures.Missing(t, name, "install Debian's poppler-utils")
+	}
+	return p
+}
+
+// pdfInfo runs pdfinfo on doc, with and without -meta (which prints the
+// catalog's XMP), and returns both outputs.
+func pdfInfo(t *testing.T, doc []byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(f, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, args := range [][]string{{f}, {"-meta", f}} {
+		out, err := exec.Command(poppler(t, "pdfinfo"), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("pdfinfo: %v\n%s", err, out)
+		}
+		all = append(all, out...)
+	}
+	return string(all)
+}
+
+// render returns the pages of doc as poppler draws them (gray PGM at 50
+// dpi), one per page.
+func render(t *testing.T, doc []byte) [][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "doc.pdf")
+	if err := os.WriteFile(f, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(poppler(t, "pdftoppm"), "-r", "50", "-gray", f, filepath.Join(dir, "page")).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, out)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "page-*.pgm"))
+	var pages [][]byte
+	for _, n := range names {
+		d, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, d)
+	}
+	return pages
+}
+
+// samePages fails unless a and b render to the same pixels, and to some
+// ink.
+func samePages(t *testing.T, a, b []byte) {
+	t.Helper()
+	pa, pb := render(t, a), render(t, b)
+	if len(pa) == 0 || len(pa) != len(pb) {
+		t.Fatalf("%d pages before, %d after", len(pa), len(pb))
+	}
+	for i := range pa {
+		if !bytes.Equal(pa[i], pb[i]) {
+			t.Errorf("page %d renders differently", i+1)
+		}
+		if !inked(pa[i]) {
+			t.Errorf("page %d is blank", i+1)
+		}
+	}
+}
+
+// inked reports whether a PGM image has a dark pixel.
+func inked(pgm []byte) bool {
+	// The header: "P5", width and height, the maximum value, each
+	// followed by a newline.
+	pix := pgm
+	for range 3 {
+		i := bytes.IndexByte(pix, '\n')
+		if i < 0 {
+			return false
+		}
+		pix = pix[i+1:]
+	}
+	return bytes.ContainsFunc(pix, func(r rune) bool { return r < 0x80 })
+}
+
+func noCanary(t *testing.T, data []byte, canaries []string) {
+	t.Helper()
+	all := mediatest.Inflated(data)
+	for _, c := range canaries {
+		if bytes.Contains(all, []byte(c)) {
+			t.Errorf("the stripped PDF still holds %q", c)
+		}
+	}
+}
+
+// TestStripPDF: a plan PDF with metadata in every slot is published with
+// none, renders the same pages with poppler, and is the same bytes each
+// time.
+func TestStripPDF(t *testing.T) {
+	doc, canaries := planPDF(t)
+	before := pdfInfo(t, doc)
+	for _, want := range []string{"Title:", "xpacket", canaries[5], canaries[2]} {
+		if !strings.Contains(before, want) {
+			t.Fatalf("the test PDF shows no %s in pdfinfo:\n%s", want, before)
+		}
+	}
+	got := stripPDF(t, doc)
+	noCanary(t, got, canaries)
+	after := pdfInfo(t, got)
+	for _, gone := range []string{"Title:", "Author:", "Creator:", "Producer:", "CreationDate:", "ModDate:", "xpacket"} {
+		if strings.Contains(after, gone) {
+			t.Errorf("pdfinfo still shows %s:\n%s", gone, after)
+		}
+	}
+	if !strings.Contains(after, "Pages:           1") {
+		t.Errorf("pdfinfo after:\n%s", after)
+	}
+	samePages(t, doc, got)
+	if again := stripPDF(t, doc); !bytes.Equal(again, got) {
+		t.Error("stripping the same PDF twice gave different bytes")
+	}
+	// A document written with object streams (the dictionaries compressed
+	// together) and a cross-reference stream, as most producers save.
+	packed := packPDF(t, doc)
+	if !bytes.Contains(mediatest.Inflated(packed), []byte(canaries[4])) {
+		t.Fatal("the packed test PDF lost its PieceInfo")
+	}
+	got = stripPDF(t, packed)
+	noCanary(t, got, canaries)
+	samePages(t, packed, got)
+}
+
+// packPDF returns doc rewritten by pdfcpu with object streams, its
+// metadata kept.
+func packPDF(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	api.DisableConfigDir()
+	conf := model.NewDefaultConfiguration()
+	conf.WriteObjectStream, conf.WriteXRefStream = true, true
+	ctx, err := api.ReadContext(bytes.NewReader(doc), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := api.WriteContext(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out.Bytes(), []byte("/ObjStm")) {
+		t.Fatal("pdfcpu wrote no object stream")
+	}
+	return out.Bytes()
+}
+
+// TestStripPDFSamples: the sample bundles' plan PDFs render the same after
+// stripping.
+func TestStripPDFSamples(t *testing.T) {
+	names, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "bundles", "*", "*", "*.pdf"))
+	if len(names) == 0 {
+		t.Fatal("no sample PDF")
+	}
+	for _, n := range names[:2] {
+		doc, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePages(t, doc, stripPDF(t, doc))
+	}
+}
+
+// TestStripPDFRefuses: what cannot be published says why.
+func TestStripPDFRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		doc        []byte
+	}{
+		{"not a pdf", "does not parse", []byte("%PDF-1.4\nnothing here\n%%EOF\n")},
+		{"encrypted", "encrypted", encryptedPDF(t)},
+	} {
+		var out bytes.Buffer
+		err := media.StripPDF(&out, c.doc)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func encryptedPDF(t *testing.T) []byte {
+	t.Helper()
+	doc, _ := planPDF(t)
+	api.DisableConfigDir()
+	conf := model.NewAESConfiguration("", "owner-secret", 256)
+	var out bytes.Buffer
+	if err := api.Encrypt(bytes.NewReader(doc), &out, conf); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestStripPDFBomb: a PDF whose cross-reference stream inflates to 256 MiB
+// from 256 KiB is refused after inflating at most what the limit allows,
+// into no memory. Before the guard pdfcpu decoded it, 1 GiB allocated.
+func TestStripPDFBomb(t *testing.T) {
+	doc := xrefBomb(t, 256<<20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := media.StripPDF(io.Discard, doc)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "decompresses to more than 32 MiB") {
+		t.Errorf("error %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 200<<20 {
+		t.Errorf("refusing the bomb allocated %d MiB", alloc>>20)
+	}
+	t.Logf("%d KiB: %d MiB allocated, %v", len(doc)>>10, (after.TotalAlloc-before.TotalAlloc)>>20, err)
+}
+
+// xrefBomb returns a PDF whose cross-reference stream decodes to n bytes.
+func xrefBomb(t *testing.T, n int) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zero := make([]byte, 1<<20)
+	for range n >> 20 {
+		zw.Write(zero)
+	}
+	zw.Close()
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n")
+	fmt.Fprintf(&b, "1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n")
+	xref := b.Len()
+	fmt.Fprintf(&b, "3 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /Length %d >>\nstream\n", n/7, z.Len())
+	b.Write(z.Bytes())
+	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
+	return b.Bytes()
+}
