@@ -19,19 +19,8 @@ import (
 	"strings"
 
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
 )
-
-// awaitingMediaFix lists the metadata slots that reach public bytes on
-// this branch and are being closed by the media metadata work (issue 29,
-// sections 2 and 4: PDF Info and XMP, the JFIF thumbnail, ICC profile
-// names, APP14 extras, marker segments the JPEG rewriter copies, GIF plain
-// text and extra sub-blocks). The sweep still builds them into the corpus
-// and reports them as skipped; switch a slot on by deleting its line here.
-var awaitingMediaFix = []string{
-	"jpeg/icc-profile-name",
-	"jpeg/icc-copyright",
-	"png/iccp-profile-desc",
-}
 
 // slot is one place of a media file where metadata can hide.
 type slot struct {
@@ -125,11 +114,11 @@ var slots = []slot{
 		return [][]byte{[]byte(c)}
 	}},
 	{name: "jpeg/icc-profile-name", format: media.JPEG, put: func(b *builder, c string) [][]byte {
-		b.head = append(b.head, jpegSegment(0xE2, append([]byte("ICC_PROFILE\x00\x01\x01"), iccProfile(c, "no copyright")...)))
+		b.head = append(b.head, jpegSegment(0xE2, append([]byte("ICC_PROFILE\x00\x01\x01"), mediatest.ICCProfile(c, "no copyright")...)))
 		return [][]byte{[]byte(c)}
 	}},
 	{name: "jpeg/icc-copyright", format: media.JPEG, put: func(b *builder, c string) [][]byte {
-		b.head = append(b.head, jpegSegment(0xE2, append([]byte("ICC_PROFILE\x00\x01\x01"), iccProfile("sRGB", c)...)))
+		b.head = append(b.head, jpegSegment(0xE2, append([]byte("ICC_PROFILE\x00\x01\x01"), mediatest.ICCProfile("sRGB", c)...)))
 		return [][]byte{[]byte(c)}
 	}},
 	{name: "jpeg/app14-extra", format: media.JPEG, put: func(b *builder, c string) [][]byte {
@@ -187,7 +176,7 @@ var slots = []slot{
 	}},
 	{name: "png/iccp-profile-desc", format: media.PNG, put: func(b *builder, c string) [][]byte {
 		b.iccpDesc = c
-		return [][]byte{[]byte(c), deflate(string(iccProfile(c, "no copyright")))}
+		return [][]byte{[]byte(c), deflate(string(mediatest.ICCProfile(c, "no copyright")))}
 	}},
 
 	// GIF: extensions and bytes after the trailer.
@@ -263,8 +252,6 @@ func slotsOf(f media.Format, decodable bool) []slot {
 }
 
 // pending reports whether slot name is awaiting the media metadata fix.
-func pending(name string) bool { return slices.Contains(awaitingMediaFix, name) }
-
 // builder collects what the slots put into one file before it is
 // assembled around a plain picture.
 type builder struct {
@@ -367,7 +354,7 @@ func (b *builder) png(w, h int) []byte {
 	out := append([]byte{}, plain[:head]...)
 	if b.iccpName != "" || b.iccpDesc != "" {
 		name, desc := cmp.Or(b.iccpName, "ICC Profile"), cmp.Or(b.iccpDesc, "sRGB")
-		out = append(out, pngChunk("iCCP", append([]byte(name+"\x00\x00"), deflate(string(iccProfile(desc, "no copyright")))...))...)
+		out = append(out, pngChunk("iCCP", append([]byte(name+"\x00\x00"), deflate(string(mediatest.ICCProfile(desc, "no copyright")))...))...)
 	}
 	out = append(out, bytes.Join(b.chunksBefore, nil)...)
 	out = append(out, plain[head:len(plain)-end]...)
@@ -587,44 +574,3 @@ func tiff(ifd0, exif, gps []ifdEntry) []byte {
 	return out.Bytes()
 }
 
-// iccProfile returns an ICC v2 display profile (sRGB primaries, gamma 2.2)
-// whose description is desc and copyright text cprt.
-func iccProfile(desc, cprt string) []byte {
-	be32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
-	xyz := func(x, y, z uint32) []byte {
-		return append(append(append([]byte("XYZ \x00\x00\x00\x00"), be32(x)...), be32(y)...), be32(z)...)
-	}
-	descTag := append([]byte("desc\x00\x00\x00\x00"), be32(uint32(len(desc)+1))...)
-	descTag = append(append(descTag, desc...), 0)
-	descTag = append(descTag, make([]byte, 4+4+2+1+67)...)
-	trc := []byte("curv\x00\x00\x00\x00\x00\x00\x00\x01\x02\x33")
-	tags := []struct {
-		sig  string
-		data []byte
-	}{
-		{"desc", descTag},
-		{"cprt", append(append([]byte("text\x00\x00\x00\x00"), cprt...), 0)},
-		{"wtpt", xyz(0xF6D6, 0x10000, 0xD32D)},
-		{"rXYZ", xyz(0x6FA2, 0x38F5, 0x0390)},
-		{"gXYZ", xyz(0x6299, 0xB785, 0x18DA)},
-		{"bXYZ", xyz(0x24A0, 0x0F84, 0xB6CF)},
-		{"rTRC", trc}, {"gTRC", trc}, {"bTRC", trc},
-	}
-	table := be32(uint32(len(tags)))
-	var data []byte
-	off := 128 + 4 + 12*len(tags)
-	for _, t := range tags {
-		for len(data)%4 != 0 {
-			data = append(data, 0)
-		}
-		table = append(append(append(table, t.sig...), be32(uint32(off+len(data)))...), be32(uint32(len(t.data)))...)
-		data = append(data, t.data...)
-	}
-	hdr := make([]byte, 128)
-	total := 128 + len(table) + len(data)
-	binary.BigEndian.PutUint32(hdr, uint32(total))
-	copy(hdr[8:], "\x02\x10\x00\x00mntrRGB XYZ ")
-	copy(hdr[24:], "\x07\xea\x00\x01\x00\x01\x00\x00\x00\x00\x00\x00acsp")
-	copy(hdr[68:], append(append(be32(0xF6D6), be32(0x10000)...), be32(0xD32D)...))
-	return append(append(hdr, table...), data...)
-}

@@ -131,7 +131,7 @@ var carriers = []carrier{
 	}, ""},
 	{"PNG colour profile name", media.PNG, func(t *testing.T, c string) []byte {
 		d := plainPNG(t)
-		iccp := append([]byte(c+"\x00\x00"), zlibbed([]byte("a colour profile's bytes"))...)
+		iccp := append([]byte(c+"\x00\x00"), zlibbed(mediatest.ICCProfile("sRGB", ""))...)
 		return insert(d, 33, mediatest.Chunk("iCCP", iccp))
 	}, "iCCPICC Profile\x00\x00"},
 	{"PNG gamma chunk longer than its value", media.PNG, func(t *testing.T, c string) []byte {
@@ -216,17 +216,73 @@ func decodeImage(f media.Format, data []byte) (image.Image, error) {
 }
 
 // TestStripPNGProfile: the colour profile of a PNG is kept (for the
-// renditions too) under a neutral name.
+// renditions too) under a neutral name, rebuilt from its colour tags: its
+// description, copyright and the header's maker, model and creator go.
 func TestStripPNGProfile(t *testing.T) {
-	profile := []byte("a colour profile's bytes")
+	profile := mediatest.ICCProfile("Jane's camera at 12 Elm St", "Copyright Jane Example")
 	d := insert(plainPNG(t), 33, mediatest.Chunk("iCCP", append([]byte("Jane's camera\x00\x00"), zlibbed(profile)...)))
 	var out bytes.Buffer
 	kept, err := media.Strip(&out, bytes.NewReader(d), media.PNG)
-	if err != nil || !bytes.Equal(kept.ICC, profile) {
+	if err != nil || len(kept.ICC) == 0 {
 		t.Fatalf("kept profile %q, %v", kept.ICC, err)
 	}
-	want := mediatest.Chunk("iCCP", append([]byte("ICC Profile\x00\x00"), zlibbed(profile)...))
+	if bytes.Contains(kept.ICC, []byte("Jane")) || bytes.Contains(kept.ICC, []byte("Elm")) {
+		t.Errorf("the kept profile still names its owner: %q", kept.ICC)
+	}
+	checkColourTags(t, profile, kept.ICC)
+	want := mediatest.Chunk("iCCP", append([]byte("ICC Profile\x00\x00"), zlibbed(kept.ICC)...))
 	if !bytes.Contains(out.Bytes(), want) {
 		t.Error("no iCCP chunk with the profile under the neutral name")
+	}
+}
+
+// TestStripJPEGProfile: a JPEG's ICC profile, in two APP2 pieces, is kept
+// whole and rebuilt from its colour tags, before the frame header.
+func TestStripJPEGProfile(t *testing.T) {
+	profile := mediatest.ICCProfile("Jane's camera at 12 Elm St", "Copyright Jane Example")
+	half := len(profile) / 2
+	piece := func(i int, p []byte) []byte {
+		return seg(0xE2, append([]byte{'I', 'C', 'C', '_', 'P', 'R', 'O', 'F', 'I', 'L', 'E', 0, byte(i), 2}, p...))
+	}
+	d := insert(plainJPEG(), 2, piece(1, profile[:half]), piece(2, profile[half:]))
+	var out bytes.Buffer
+	kept, err := media.Strip(&out, bytes.NewReader(d), media.JPEG)
+	if err != nil || len(kept.ICC) == 0 {
+		t.Fatalf("kept profile %q, %v", kept.ICC, err)
+	}
+	if bytes.Contains(out.Bytes(), []byte("Jane")) || bytes.Contains(out.Bytes(), []byte("Elm")) {
+		t.Error("the stripped file still names the profile's owner")
+	}
+	checkColourTags(t, profile, kept.ICC)
+	if !bytes.Contains(out.Bytes(), kept.ICC) {
+		t.Error("the stripped file lacks the cleaned profile")
+	}
+}
+
+// checkColourTags fails unless cleaned has the colour tags of profile,
+// with the same data, and the description "ICC Profile".
+func checkColourTags(t *testing.T, profile, cleaned []byte) {
+	t.Helper()
+	tag := func(p []byte, sig string) []byte {
+		n := int(binary.BigEndian.Uint32(p[128:]))
+		for i := range n {
+			e := p[132+12*i:]
+			if string(e[:4]) == sig {
+				off, size := binary.BigEndian.Uint32(e[4:]), binary.BigEndian.Uint32(e[8:])
+				return p[off : off+size]
+			}
+		}
+		return nil
+	}
+	for _, sig := range []string{"wtpt", "rXYZ", "gXYZ", "bXYZ", "rTRC", "gTRC", "bTRC"} {
+		if want := tag(profile, sig); !bytes.Equal(tag(cleaned, sig), want) {
+			t.Errorf("tag %s: %q, want %q", sig, tag(cleaned, sig), want)
+		}
+	}
+	if d := tag(cleaned, "desc"); !bytes.Contains(d, []byte("ICC Profile\x00")) {
+		t.Errorf("description %q", d)
+	}
+	if !bytes.Equal(cleaned[8:24], profile[8:24]) || string(cleaned[36:40]) != "acsp" {
+		t.Error("the header lost the profile's version, class or colour spaces")
 	}
 }

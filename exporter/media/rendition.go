@@ -50,12 +50,12 @@ var scaler draw.Interpolator = draw.ApproxBiLinear
 
 // renditionVersion changes whenever the bytes of a rendition would: the
 // encoder settings and the interpolator.
-const renditionVersion = "guidepub rendition v1 bilinear-halving q80"
+const renditionVersion = "guidepub rendition v2 bilinear-halving q80"
 
 // Version changes whenever what is published of an image changes (what
 // Strip and StripPDF keep, the renditions' widths and bytes): the exporter counts it
 // among its settings, so that a new version re-exports every guide.
-const Version = "strip-v2 pdf-v1 " + renditionVersion + " 480,960,1600"
+const Version = "strip-v3 pdf-v1 " + renditionVersion + " 480,960,1600"
 
 // RenditionKey returns the key that identifies the rendition width wide
 // of the source image whose content has the SHA-256 source: a rendition
@@ -165,14 +165,7 @@ func withSegments(data []byte, key string, kept Kept) []byte {
 	if kept.Orientation > 1 {
 		b.Write(jpegSegment(mAPP1, append(append([]byte{}, exifHeader...), orientationTIFF(kept.Orientation)...)))
 	}
-	// An ICC profile is split into APP2 segments of at most 65519 bytes.
-	const chunk = 65535 - 2 - 12 - 2
-	n := (len(kept.ICC) + chunk - 1) / chunk
-	for i := 0; i < n && n < 256; i++ {
-		part := kept.ICC[i*chunk : min(len(kept.ICC), (i+1)*chunk)]
-		p := append(append(append([]byte{}, iccHeader...), byte(i+1), byte(n)), part...)
-		b.Write(jpegSegment(mAPP2, p))
-	}
+	b.Write(iccSegments(kept.ICC))
 	b.Write(data[2:])
 	return b.Bytes()
 }

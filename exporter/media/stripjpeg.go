@@ -42,7 +42,7 @@ type jpegStripper struct {
 	r       *bufio.Reader
 	kept    Kept
 	icc     []byte
-	iccBig  bool // the profile is over maxICC: not kept for renditions
+	iccBig  bool // the profile is over maxICC: dropped
 	exif    bool // the EXIF block was seen (later ones are dropped)
 	frame   bool // a frame header was seen
 	scan    bool // a scan was seen
@@ -95,9 +95,6 @@ func (s *jpegStripper) run() (*jpegStripper, error) {
 func (s *jpegStripper) end() error {
 	if !s.frame || !s.scan {
 		return errors.New("a JPEG image with no image data")
-	}
-	if !s.iccBig {
-		s.kept.ICC = s.icc
 	}
 	_, err := s.dst.Write([]byte{0xFF, mEOI})
 	return err
@@ -168,7 +165,7 @@ func (s *jpegStripper) keep(m byte, p []byte) ([]byte, error) {
 		s.frame = true
 		var err error
 		s.header, err = parseFrame(m, p)
-		return jpegSegment(m, p), err
+		return append(s.profile(), jpegSegment(m, p)...), err
 	case m == mSOS:
 		s.header.scans++
 		return jpegSegment(m, p), nil
@@ -233,12 +230,12 @@ func (s *jpegStripper) exifSegment(p []byte) []byte {
 	return jpegSegment(mAPP1, append(append([]byte{}, exifHeader...), orientationTIFF(o)...))
 }
 
-// iccSegment returns a segment of the ICC profile as it is (its header is
-// fixed, the rest is the profile), collecting the profile for the
-// renditions; nil for any other APP2.
+// iccSegment collects a piece of the ICC profile (an APP2 segment: its
+// header is fixed, the rest is the profile) for profile to rebuild before
+// the frame header; any other APP2 is dropped.
 func (s *jpegStripper) iccSegment(p []byte) []byte {
 	// ICC_PROFILE\0, sequence number, count, then the data.
-	if !bytes.HasPrefix(p, iccHeader) || len(p) <= len(iccHeader)+2 {
+	if !bytes.HasPrefix(p, iccHeader) || len(p) <= len(iccHeader)+2 || s.frame {
 		return nil
 	}
 	if len(s.icc)+len(p) > maxICC {
@@ -246,7 +243,18 @@ func (s *jpegStripper) iccSegment(p []byte) []byte {
 	} else {
 		s.icc = append(s.icc, p[len(iccHeader)+2:]...)
 	}
-	return jpegSegment(mAPP2, p)
+	return nil
+}
+
+// profile returns the segments of the image's ICC profile, cleaned
+// (cleanICC), and keeps it for the renditions; nil when the image has
+// none, or one too large or malformed, which is dropped.
+func (s *jpegStripper) profile() []byte {
+	if s.iccBig || len(s.icc) == 0 {
+		return nil
+	}
+	s.kept.ICC = cleanICC(s.icc)
+	return iccSegments(s.kept.ICC)
 }
 
 // nextMarker reads the next marker (0xFF, fill bytes, the code) and

@@ -176,7 +176,7 @@ func (s *pngStripper) rebuild(typ string, data []byte) error {
 			out = pngChunk("eXIf", orientationTIFF(o))
 		}
 	case typ == "iCCP" && data != nil:
-		if p := iccpProfile(data); p != nil {
+		if p := cleanICC(iccpProfile(data)); p != nil {
 			s.kept.ICC = p
 			out = pngChunk("iCCP", iccpData(p))
 		}

@@ -310,3 +310,50 @@ func Inflated(data []byte) []byte {
 	}
 	return out
 }
+
+// ICCProfile returns an ICC version 2 display profile (sRGB primaries,
+// gamma 2.2) whose description is desc and copyright text cprt, with a
+// creation date and a device maker and model in its header: the text a
+// profile can carry besides its colours.
+func ICCProfile(desc, cprt string) []byte {
+	be32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+	xyz := func(x, y, z uint32) []byte {
+		return append(append(append([]byte("XYZ \x00\x00\x00\x00"), be32(x)...), be32(y)...), be32(z)...)
+	}
+	descTag := append([]byte("desc\x00\x00\x00\x00"), be32(uint32(len(desc)+1))...)
+	descTag = append(append(descTag, desc...), 0)
+	descTag = append(descTag, make([]byte, 4+4+2+1+67)...)
+	trc := []byte("curv\x00\x00\x00\x00\x00\x00\x00\x01\x02\x33")
+	tags := []struct {
+		sig  string
+		data []byte
+	}{
+		{"desc", descTag},
+		{"cprt", append(append([]byte("text\x00\x00\x00\x00"), cprt...), 0)},
+		{"wtpt", xyz(0xF6D6, 0x10000, 0xD32D)},
+		{"rXYZ", xyz(0x6FA2, 0x38F5, 0x0390)},
+		{"gXYZ", xyz(0x6299, 0xB785, 0x18DA)},
+		{"bXYZ", xyz(0x24A0, 0x0F84, 0xB6CF)},
+		{"rTRC", trc}, {"gTRC", trc}, {"bTRC", trc},
+	}
+	table := be32(uint32(len(tags)))
+	var data []byte
+	off := 128 + 4 + 12*len(tags)
+	for _, t := range tags {
+		for len(data)%4 != 0 {
+			data = append(data, 0)
+		}
+		table = append(append(append(table, t.sig...), be32(uint32(off+len(data)))...), be32(uint32(len(t.data)))...)
+		data = append(data, t.data...)
+	}
+	hdr := make([]byte, 128)
+	total := 128 + len(table) + len(data)
+	binary.BigEndian.PutUint32(hdr, uint32(total))
+	copy(hdr[4:], "Jane")
+	copy(hdr[8:], "\x02\x10\x00\x00mntrRGB XYZ ")
+	copy(hdr[24:], "\x07\xea\x00\x01\x00\x01\x00\x00\x00\x00\x00\x00acsp")
+	copy(hdr[48:], "JaneCam1")
+	copy(hdr[68:], append(append(be32(0xF6D6), be32(0x10000)...), be32(0xD32D)...))
+	copy(hdr[80:], "Jane")
+	return append(append(hdr, table...), data...)
+}
