@@ -256,7 +256,7 @@ func renderAutofill(b *builtView) ([]byte, []mediaCopy, error) {
 
 // publicMedia lists the public media files view v may show: per language
 // the public document kinds it does not hide; every photo and its small
-// rendition (unless photos are hidden).
+// rendition (unless photos are hidden); the banner image (banner.go).
 func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	var out []mediaCopy
 	add := func(dst, src string) {
@@ -283,7 +283,7 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 			out = append(out, copies...)
 		}
 	}
-	return out
+	return append(out, r.bannerMedia(v)...)
 }
 
 // sortCopies sorts media copies by destination and drops duplicate

@@ -140,7 +140,7 @@ func documentsOf(g *bundle.Guide, docURL string) []LanguageDocs {
 				continue
 			}
 			for _, f := range d.FloorImages(k.Key) {
-				ld.Pages = append(ld.Pages, PlanPage{Units: k.Units, Floor: f.FloorName, URL: docURL + lang + "/" + k.Key + "-" + strconv.Itoa(f.ID) + filepath.Ext(f.File), Width: f.Width, Height: f.Height})
+				ld.Pages = append(ld.Pages, PlanPage{Units: k.Units, FloorID: f.ID, Floor: f.FloorName, URL: docURL + lang + "/" + k.Key + "-" + strconv.Itoa(f.ID) + filepath.Ext(f.File), Width: f.Width, Height: f.Height})
 			}
 		}
 		out = append(out, ld)

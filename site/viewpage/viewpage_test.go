@@ -441,7 +441,7 @@ func bigInput(rooms int) Input {
 	for _, u := range []string{"imperial", "metric"} {
 		for i := 1; i <= 4; i++ {
 			id := "jpg" + strings.ToUpper(u[:1]) + u[1:] + "-" + strconv.Itoa(i)
-			docs.Pages = append(docs.Pages, PlanPage{Units: u, Floor: "Floor " + strconv.Itoa(i), URL: base + "en/" + id + ".jpg", Width: 2200, Height: 1700})
+			docs.Pages = append(docs.Pages, PlanPage{Units: u, FloorID: i, Floor: "Floor " + strconv.Itoa(i), URL: base + "en/" + id + ".jpg", Width: 2200, Height: 1700})
 		}
 		docs.PDFs = append(docs.PDFs, PDF{Units: u, URL: base + "en/pdf" + u + ".pdf"})
 	}
