@@ -183,11 +183,11 @@ func TestPageRenditions(t *testing.T) {
 		t.Errorf("photo renditions %+v, want %+v", photo, want)
 	}
 	page := a["https://v.example/vKT301A/doc/en/jpgMetric-1.jpg"]
-	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 370 {
+	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 624 {
 		t.Errorf("floor page renditions %+v", page)
 	}
-	if len(a) != 6 { // 2 photos, 4 floor pages
-		t.Errorf("%d images with renditions in vKT301A, want 6: %v", len(a), a)
+	if len(a) != 10 { // 2 photos, 8 floor pages (the banner image is narrower than a rendition)
+		t.Errorf("%d images with renditions in vKT301A, want 10: %v", len(a), a)
 	}
 }
 

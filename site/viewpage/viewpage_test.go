@@ -141,7 +141,8 @@ func extraOf(s sample) Extra {
 		ViewID: s.View.ViewID, Units: s.Input.Units, Property: &prop, Banner: s.Guide.Banner,
 		BrandedURL: s.Input.BrandedURL, UnbrandedURL: s.Input.UnbrandedURL, EmbedURL: s.Input.EmbedURL,
 		Languages: sortedLangs(s.Guide.Media.Documents), Default: s.Guide.DefaultLanguage,
-		Documents: documentsOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
+		Documents:   documentsOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
+		BannerImage: bannerImageOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
 	}
 }
 
@@ -153,14 +154,14 @@ func TestKinds(t *testing.T) {
 		must, not []string
 	}{
 		{Branded,
-			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "Dining room", "Cold room", "25.79" + nbsp + "m²", "278" + nbsp + "sq ft", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg", "Main Floor", `hreflang="fr"`, `lang="en"`},
+			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://www.instagram.com/janeexample.realestate", `<img class="agent-img" src="/vKT301A/doc/banner.jpg" width="240" height="240" alt="">`, "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "Utility room", "Cold room", "25.79" + nbsp + "m²", "278" + nbsp + "sq ft", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg", "Main Floor", `hreflang="fr"`, `lang="en"`},
 			[]string{"noindex", "target="}},
 		{Unbranded,
 			[]string{`content="noindex"`, "Living Room", "25.79" + nbsp + "m²", "ph-1-small.jpg", "<footer>", `href="/vKT301A/doc/en/pdfMetric.pdf"`},
-			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A", "tel:", "mailto:", "Open the full guide", `src="https://`, "view.example.test"}},
+			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A", "tel:", "mailto:", "Open the full guide", `src="https://`, "view.example.test", "banner.jpg", "instagram"}},
 		{Embedded,
 			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`, "Jane Example", "video.example.com"},
-			[]string{"<header>", "<footer>", "og:title", "application/ld+json"}},
+			[]string{"<header>", "<footer>", "og:title", "application/ld+json", "banner.jpg", `class="agent-img"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.String(), func(t *testing.T) {
@@ -489,9 +490,9 @@ func TestCanadianImperial(t *testing.T) {
 	s := sampleByFolder(t, "vKT301B")
 	out := render(t, Branded, &s.Input)
 	for _, want := range []string{
-		"Interior area: <strong>1,647" + nbsp + "sq ft</strong>",
-		"Detached Garage: 493" + nbsp + "sq ft",
-		"Perimeter: 129′" + nbsp + "9″",
+		"Interior area: <strong>2,417" + nbsp + "sq ft</strong>",
+		"Detached Garage: 440" + nbsp + "sq ft",
+		"Perimeter: 134′" + nbsp + "3″",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("vKT301B lacks %q", want)
@@ -521,13 +522,13 @@ func TestSrcset(t *testing.T) {
 	plan := viewHost + "/vKT301A/doc/en/jpgMetric-1.jpg"
 	photo := viewHost + "/vKT301A/doc/photos/ph-1.jpg"
 	e.Renditions = map[string][]Rendition{
-		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1.w480.jpg", Width: 480, Height: 370}},
+		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1.w480.jpg", Width: 480, Height: 624}},
 		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}},
 	}
 	in := FromDocs(s.Docs, e)
 	out := render(t, Branded, &in)
 	for _, want := range []string{
-		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
+		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 1200w" sizes="(min-width: 72rem) 42rem, (min-width: 60rem) 58vw, calc(100vw - 2rem)"`,
 		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 320w, /vKT301A/doc/photos/ph-1.w480.jpg 480w, /vKT301A/doc/photos/ph-1.jpg 960w"`,
 	} {
 		if !strings.Contains(out, want) {
