@@ -277,14 +277,7 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	p.plans(lang)
 	p.arrangeFloors()
 	p.photos(place)
-	var facts []string
-	if rooms := roomCount(in.Summary); rooms > 0 {
-		facts = append(facts, p.count("rooms", rooms))
-	}
-	if len(in.Photos) > 0 {
-		facts = append(facts, p.count("photos", len(in.Photos)))
-	}
-	p.Facts = strings.Join(facts, " · ")
+	p.Facts = p.facts()
 	if place != "" {
 		p.Description = p.T("description", place)
 	} else {
@@ -296,22 +289,7 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	if len(in.Photos) > 0 {
 		p.Image = &in.Photos[0]
 	}
-	// The unbranded page is what an MLS shows and frames: no agent, no
-	// video, no map, no way out of the page's origin (docs/pages.md).
-	if k != Unbranded {
-		p.Banner = in.Banner
-		if bi := in.Banner; k == Branded && bi != nil && bi.Image != nil {
-			// At most 10rem wide, 3.5rem high, beside the agent's name.
-			im := p.image(bi.Image.URL, bi.Image.Width, bi.Image.Height, "10rem")
-			p.BannerImage = &im
-		}
-		p.Video = in.Video
-		if in.Geo != nil {
-			lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
-			lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
-			p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
-		}
-	}
+	p.agent()
 	if k == Embedded {
 		p.FullGuide = in.PageURL(Branded, lang)
 	}
@@ -325,6 +303,42 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 		p.JSONLD = ld
 	}
 	return execute(&p, in.ViewID, k)
+}
+
+// agent sets what the branded and embedded pages add: the agent banner
+// (with the banner image on the branded page only), the video and the
+// map. The unbranded page is what an MLS shows and frames: no agent, no
+// video, no map, no way out of the page's origin (docs/pages.md).
+func (p *page) agent() {
+	in := p.In
+	if p.Kind == Unbranded {
+		return
+	}
+	p.Banner = in.Banner
+	if bi := in.Banner; p.Kind == Branded && bi != nil && bi.Image != nil {
+		// At most 10rem wide, 3.5rem high, beside the agent's name.
+		im := p.image(bi.Image.URL, bi.Image.Width, bi.Image.Height, "10rem")
+		p.BannerImage = &im
+	}
+	p.Video = in.Video
+	if in.Geo != nil {
+		lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
+		lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
+		p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
+	}
+}
+
+// facts returns the line under the headline areas: the number of rooms
+// and of photos.
+func (p *page) facts() string {
+	var facts []string
+	if rooms := roomCount(p.In.Summary); rooms > 0 {
+		facts = append(facts, p.count("rooms", rooms))
+	}
+	if len(p.In.Photos) > 0 {
+		facts = append(facts, p.count("photos", len(p.In.Photos)))
+	}
+	return strings.Join(facts, " · ")
 }
 
 // count returns "n things" from the message id ("rooms"), or its
@@ -651,10 +665,10 @@ func (p *page) photos(place string) {
 			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
 		}
 		if i == 0 {
-			// The top photo is 22rem wide beside the address from 60rem
+			// The top photo is 18rem wide beside the address from 60rem
 			// on, 6.5rem below (page.css).
 			hero := v
-			hero.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 60rem) 22rem, 6.5rem", orig)
+			hero.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 60rem) 18rem, 6.5rem", orig)
 			p.Hero = &hero
 		}
 		p.Photos = append(p.Photos, v)

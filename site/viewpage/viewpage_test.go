@@ -528,11 +528,75 @@ func TestSrcset(t *testing.T) {
 	in := FromDocs(s.Docs, e)
 	out := render(t, Branded, &in)
 	for _, want := range []string{
-		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 1200w" sizes="(min-width: 72rem) 42rem, (min-width: 60rem) 58vw, calc(100vw - 2rem)"`,
+		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 42rem, (min-width: 60rem) 58vw, calc(100vw - 2rem)"`,
 		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 320w, /vKT301A/doc/photos/ph-1.w480.jpg 480w, /vKT301A/doc/photos/ph-1.jpg 960w"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("page lacks %s", want)
 		}
+	}
+}
+
+// floorSection returns the HTML of the floor section numbered n of page
+// out: from its heading to the next floor's (or the end of the plans).
+func floorSection(t *testing.T, out string, n int) string {
+	t.Helper()
+	start := strings.Index(out, fmt.Sprintf(`id="floor-%d"`, n))
+	if start < 0 {
+		t.Fatalf("no floor %d", n)
+	}
+	rest := out[start:]
+	if end := strings.Index(rest, fmt.Sprintf(`id="floor-%d"`, n+1)); end >= 0 {
+		return rest[:end]
+	}
+	return rest
+}
+
+// TestFloorsBesidePlans checks that each floor's plan sits in the floor's
+// section with its room table, plans found by floor id and else by name,
+// the building's name heading its first floor when there are several;
+// that a view hiding its measurements has plan sections without tables;
+// and that a view without plan pages keeps its floors under the
+// measurements.
+func TestFloorsBesidePlans(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	e := extraOf(s)
+	for i := range e.Documents {
+		for j := range e.Documents[i].Pages {
+			if p := &e.Documents[i].Pages[j]; p.Floor == "Second Floor" {
+				p.FloorID = 99 // found by its name
+			}
+		}
+	}
+	in := FromDocs(s.Docs, e)
+	out := render(t, Branded, &in)
+	for n, want := range []struct{ floor, plan, caption string }{
+		{"Main Floor", "jpgMetric-1.jpg", "Main Floor: rooms"},
+		{"Second Floor", "jpgMetric-2.jpg", "Second Floor: rooms"},
+		{"Basement", "jpgMetric-3.jpg", "Basement: rooms"},
+		{"Garage", "jpgMetric-4.jpg", "Garage: rooms"},
+	} {
+		sec := floorSection(t, out, n)
+		plan, table := strings.Index(sec, want.plan), strings.Index(sec, want.caption)
+		if !strings.Contains(sec, ">"+want.floor+"</h4>") || plan < 0 || table < plan {
+			t.Errorf("floor %d: want %s, its plan %s, then its table", n, want.floor, want.plan)
+		}
+	}
+	if !strings.Contains(out, `<h3 class="bld">Main Building</h3>`) || strings.Index(out, `<h3 class="bld">Detached Garage</h3>`) > strings.Index(out, `id="floor-3"`) {
+		t.Error("the buildings' names do not head their first floors")
+	}
+	if i := strings.Index(out, `id="measures"`); i < 0 || strings.Contains(out[i:], "<table>") {
+		t.Error("rooms under the measurements of a view with plans")
+	}
+
+	hidden := sampleByFolder(t, "vMAPLE-metric") // hides measurements
+	out = render(t, Branded, &hidden.Input)
+	if !strings.Contains(out, `class="img plan"`) || strings.Contains(out, "<table") {
+		t.Error("vMAPLE-metric: want plan sections without tables")
+	}
+	noPlans := sampleByFolder(t, "vMAPLE-noauto") // hides the autofill: no plan pages
+	out = render(t, Branded, &noPlans.Input)
+	if i := strings.Index(out, `id="measures"`); strings.Contains(out, `class="img plan"`) || i < 0 || !strings.Contains(out[i:], `<h4 id="floor-0">First Floor</h4>`) {
+		t.Error("vMAPLE-noauto: want its floors under the measurements")
 	}
 }
