@@ -34,7 +34,8 @@ func TestEventKeepsEmptyValues(t *testing.T) {
 		}, map[string]any{}, map[string]any{}},
 		{"given", func(g map[string]any) {
 			g["banner"] = map[string]any{"fullName": "Jane", "title": "Agent", "emails": []any{"j@example.com"}}
-		}, map[string]any{"title": "Agent", "emails": []any{"j@example.com"}}, map[string]any{"unit": "301"}},
+			g["property"].(map[string]any)["unit"] = "2"
+		}, map[string]any{"title": "Agent", "emails": []any{"j@example.com"}}, map[string]any{"unit": "2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

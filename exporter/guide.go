@@ -288,6 +288,9 @@ func namedFiles(g *bundle.Guide) []string {
 			out = append(out, p.Small.File)
 		}
 	}
+	if bi := g.Media.BannerImage; bi != nil {
+		out = append(out, bi.File)
+	}
 	for _, lang := range sortedKeys(g.Media.Documents) {
 		d := g.Media.Documents[lang]
 		out = append(out, d.Files()...)

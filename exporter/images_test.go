@@ -244,10 +244,54 @@ func TestPageRenditions(t *testing.T) {
 		t.Errorf("photo renditions %+v, want %+v", photo, want)
 	}
 	page := a["https://v.example/vKT301A/doc/en/jpgMetric-1.jpg"]
-	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 370 {
+	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 624 {
 		t.Errorf("floor page renditions %+v", page)
 	}
-	if len(a) != 6 { // 2 photos, 4 floor pages
-		t.Errorf("%d images with renditions in vKT301A, want 6: %v", len(a), a)
+	if len(a) != 10 { // 2 photos, 8 floor pages (the banner image is narrower than a rendition)
+		t.Errorf("%d images with renditions in vKT301A, want 10: %v", len(a), a)
+	}
+}
+
+// TestBannerImage publishes a guide whose banner image is a wide camera
+// photo with GPS EXIF: every ready view publishes it stripped of its
+// metadata, with its renditions, as doc/banner.jpg; the branded pages
+// (view and alias) show it with a srcset, the unbranded and embedded
+// pages never name it (MLS rules), even in a view hiding every feature.
+func TestBannerImage(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	agent := filepath.Join(ev.srcDir, kingFolder, "photos", "agent.jpg")
+	if err := afero.WriteFile(ev.src, agent, mediatest.PhotoWithGPS(1200, 900), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev.editGuide(kingFolder, func(g map[string]any) {
+		g["media"].(map[string]any)["bannerImage"] = map[string]any{"file": "photos/agent.jpg"}
+		views := g["views"].([]any)
+		views[1].(map[string]any)["hidden"] = bundle.HiddenFeatures
+	})
+	if rep := ev.exportAll(); rep.Rejected != 0 {
+		t.Fatalf("rejected: %s", rep.Summary())
+	}
+	pub := snapshot(t, ev.out, ev.outDir)
+	for _, v := range []string{"vKT301A", "vKT301B"} {
+		for _, name := range []string{"banner.jpg", "banner.w480.jpg", "banner.w960.jpg"} {
+			data, ok := pub[v+"/doc/"+name]
+			switch {
+			case !ok:
+				t.Errorf("%s/doc/%s not published", v, name)
+			case bytes.Contains(data, mediatest.GPSLatitude):
+				t.Errorf("%s/doc/%s holds the GPS coordinates", v, name)
+			}
+		}
+	}
+	for _, page := range []string{"vKT301A/index.html", "301-king-st-e/index.html", "vKT301A/fr/index.html", "vKT301B/index.html"} {
+		html := string(pub[page])
+		if !strings.Contains(html, `src="/vKT301`) || !strings.Contains(html, "/doc/banner.jpg\"") || !strings.Contains(html, "/doc/banner.w480.jpg 480w") {
+			t.Errorf("branded page %s does not show the banner image with its renditions", page)
+		}
+	}
+	for name, data := range pub {
+		if (strings.HasPrefix(name, "u/") || strings.HasPrefix(name, "embed/")) && bytes.Contains(data, []byte("banner.")) {
+			t.Errorf("%s names the banner image", name)
+		}
 	}
 }

@@ -57,18 +57,18 @@ func TestEveryFileHeldToSizeLimit(t *testing.T) {
 	// The fixture's largest page is 16 KB (its French unbranded page 15.2
 	// KB), its autofill 14 KB, its event 8 KB, its record 356 bytes; the work order id is in the event and
 	// the record only.
-	long := strings.Repeat("W", 20_000)
+	long := strings.Repeat("W", 23_000)
 	tests := []struct {
 		limit      int
 		workOrder  string
 		named, not []string
 	}{
-		{15_000, "WO-CHANGED", []string{"the file vKT301A/index.html would be", "the file u/vKT301A/fr/index.html"},
+		{20_500, "WO-CHANGED", []string{"the file vKT301A/index.html would be", "the file vKT301A/fr/index.html"},
 			[]string{"reso/autofill", "event.json"}},
 		// The first view over the limit stops the rendering.
 		{7_000, "WO-CHANGED", []string{"the file vKT301A/reso/autofill", "the file vKT301A/index.html"},
 			[]string{"vKT301B", "event.json"}},
-		{17_000, long, []string{"the file guides/gKT301KINGE1/event.json (private)", "the file guides/gKT301KINGE1/record.json (private)"},
+		{22_500, long, []string{"the file guides/gKT301KINGE1/event.json (private)", "the file guides/gKT301KINGE1/record.json (private)"},
 			[]string{"index.html", "reso/autofill"}},
 	}
 	for _, tt := range tests {

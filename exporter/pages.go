@@ -25,10 +25,12 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 		d.Autofill = &b.autofill.Value[0]
 	}
 	prop := r.g.Property
+	// Before Renditions is read: it records the banner image's renditions.
+	bannerImage := r.bannerImage(v)
 	in := viewpage.FromDocs(d, viewpage.Extra{
 		ViewID: v.ViewID, Units: viewUnits(r.g, v), Hidden: v.Hidden,
 		Expired:  status == site.StatusLocked && !v.Locked,
-		Property: &prop, Banner: r.g.Banner,
+		Property: &prop, Banner: r.g.Banner, BannerImage: bannerImage,
 		BrandedURL:   joinURL(r.urls.View, v.ViewID),
 		UnbrandedURL: joinURL(r.urls.Unbranded, v.ViewID),
 		EmbedURL:     joinURL(r.urls.Embed, v.ViewID),
@@ -74,7 +76,7 @@ func (r *renderer) pageDocuments(v *bundle.View) []viewpage.LanguageDocs {
 				continue
 			}
 			for _, f := range d.FloorImages(k.Key) {
-				ld.Pages = append(ld.Pages, viewpage.PlanPage{Units: k.Units, Floor: f.FloorName, URL: docURL(floorPageName(lang, k.Key, f)), Width: f.Width, Height: f.Height})
+				ld.Pages = append(ld.Pages, viewpage.PlanPage{Units: k.Units, FloorID: f.ID, Floor: f.FloorName, URL: docURL(floorPageName(lang, k.Key, f)), Width: f.Width, Height: f.Height})
 			}
 		}
 		out = append(out, ld)

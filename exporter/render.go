@@ -257,7 +257,7 @@ func renderAutofill(b *builtView) ([]byte, []mediaCopy, error) {
 // publicMedia lists the public media files view v may show, as the hide
 // table allows (docs/output.md#the-hide-table): per language the public
 // single-file document kinds; every photo, its small copy and its
-// renditions.
+// renditions; the banner image (banner.go).
 func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 	var out []mediaCopy
 	add := func(kind site.FileKind, dst, src string) {
@@ -282,7 +282,7 @@ func (r *renderer) publicMedia(v *bundle.View) []mediaCopy {
 		copies, _ := r.renditions(v, site.FilePhoto, photoName(p), p.File)
 		out = append(out, copies...)
 	}
-	return out
+	return append(out, r.bannerMedia(v)...)
 }
 
 // sortCopies sorts media copies by destination and drops duplicate

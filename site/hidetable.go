@@ -37,6 +37,8 @@ const (
 	FileEmbedImage         FileKind = "embedImage"
 	FileFloorPage          FileKind = "floorPage"
 	FileFloorPageRendition FileKind = "floorPageRendition"
+	FileBannerImage        FileKind = "bannerImage"
+	FileBannerRendition    FileKind = "bannerImageRendition"
 )
 
 // What a public file is, for those that handle them by group (publishing
@@ -94,6 +96,8 @@ var PublicFiles = []PublicFile{
 	{Kind: FileEmbedImage, Group: GroupMedia, Path: "<viewId>/doc/<lang>/embedImage<ext>", HiddenBy: []string{HideFloorPlans}},
 	{Kind: FileFloorPage, Group: GroupMedia, Path: "<viewId>/doc/<lang>/<jpgMetric|jpgImperial>-<floorId><ext>", HiddenBy: []string{HideFloorPlans, HideAutofill}, Renditions: FileFloorPageRendition},
 	{Kind: FileFloorPageRendition, Group: GroupMedia, Path: "<viewId>/doc/<lang>/<jpgMetric|jpgImperial>-<floorId>.w<width>.jpg", HiddenBy: []string{HideFloorPlans, HideAutofill}},
+	{Kind: FileBannerImage, Group: GroupMedia, Path: "<viewId>/doc/banner<ext>", Always: true, Renditions: FileBannerRendition},
+	{Kind: FileBannerRendition, Group: GroupMedia, Path: "<viewId>/doc/banner.w<width>.jpg", Always: true},
 }
 
 // HiddenFeatures lists every hidden feature a view may list, in the order
@@ -259,7 +263,10 @@ func publicKindOf(p string) (FileKind, string) {
 // view's doc folder), or "" when it is none.
 func mediaKindOf(rel string) FileKind {
 	dir, name, ok := strings.Cut(rel, "/")
-	if !ok || strings.Contains(name, "/") {
+	if !ok {
+		dir, name = "", rel // a file of the doc folder itself: the banner image
+	}
+	if strings.Contains(name, "/") {
 		return ""
 	}
 	ext := path.Ext(name)
@@ -284,6 +291,8 @@ func mediaKindOf(rel string) FileKind {
 		kind = FilePhoto
 	case slices.Contains(Languages, dir):
 		kind = languageFileKind(base)
+	case dir == "" && base == "banner":
+		kind = FileBannerImage
 	}
 	if !rendition || kind == "" {
 		return kind

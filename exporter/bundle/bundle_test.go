@@ -197,6 +197,9 @@ func badGuides(t testing.TB) []struct {
 		wants []want
 	}{
 		{"empty", []byte("  \n"), []want{{"", "guide.json is empty"}}},
+		{"banner image without a banner", edit(t, func(g map[string]any) {
+			set(t, g, "media.bannerImage", map[string]any{"file": "photos/agent.jpg", "width": 0})
+		}), []want{{"$.banner", "missing: media.bannerImage is shown beside the banner, so it needs one"}}},
 		{"truncated", []byte(baseGuide[:200]), []want{{"", "invalid JSON at line 8, column 66: unexpected end of input"}}},
 		{"syntax", []byte("{\n  \"guideId\": \"g1\",,\n}"), []want{{"", "invalid JSON at line 2, column 19: invalid character ','"}}},
 		{"trailing data", []byte(baseGuide + "\n{}"), []want{{"", "unexpected data after the JSON object at line 46, column 1"}}},
@@ -649,6 +652,21 @@ func TestLoad(t *testing.T) {
 						{File: "b/photos/p1-small.jpg", Path: "$.media.photos[0].small.file", Message: "file does not exist in the bundle"},
 						{File: "b/photos/p2.jpg", Path: "$.media.photos[1].file", Message: "file does not exist in the bundle"},
 					}},
+				{name: "banner image not an image", guide: edit(t, func(g map[string]any) {
+					set(t, g, "banner", map[string]any{"fullName": "Agent"})
+					set(t, g, "media.bannerImage", map[string]any{"file": "doc/agent.jpg"})
+				}), files: baseFiles,
+					extra: func(t *testing.T, fsys afero.Fs, dir string) {
+						if err := afero.WriteFile(fsys, filepath.Join(dir, "doc", "agent.jpg"), sample("x.pdf"), 0o644); err != nil {
+							t.Fatal(err)
+						}
+					},
+					wants: []bundle.Problem{{File: "b/doc/agent.jpg", Path: "$.media.bannerImage.file", Message: "PDF"}}},
+				{name: "banner image of another size", guide: edit(t, func(g map[string]any) {
+					set(t, g, "banner", map[string]any{"fullName": "Agent"})
+					set(t, g, "media.bannerImage", map[string]any{"file": "photos/p2.jpg", "width": 640, "height": 600})
+				}), files: baseFiles,
+					wants: []bundle.Problem{{File: "b/photos/p2.jpg", Path: "$.media.bannerImage.width", Message: "width 640 differs from the file's 800 pixels"}}},
 				{name: "escaping path and guide problems together", guide: edit(t, func(g map[string]any) {
 					set(t, g, "media.photos.1.file", "../outside.jpg")
 					set(t, g, "views.0.hidden", []any{"maps"})
@@ -901,6 +919,10 @@ func TestParseAcceptsVariants(t *testing.T) {
 			set(t, g, "guideId", "g_1-A")
 			set(t, g, "views.0.viewId", "v_1-A")
 			set(t, g, "alias", strings.Repeat("x", 64))
+		}},
+		{"banner image", func(g map[string]any) {
+			set(t, g, "banner", map[string]any{"fullName": "Agent"})
+			set(t, g, "media.bannerImage", map[string]any{"file": "photos/agent.png", "width": 200, "height": 200})
 		}},
 		{"escaped strings", func(g map[string]any) {
 			set(t, g, "property.fullAddress", "1 \"Main\" St\n\u00e9\u5317 \U0001F3E0")

@@ -50,9 +50,9 @@ func kindFormats(k site.DocumentKind) []media.Format {
 	return imageFormats
 }
 
-// fileRefs lists every file g names: photos in order, then documents by
-// language (sorted), each in the order of site.DocumentKinds, then the
-// views' own plans in the same order.
+// fileRefs lists every file g names: photos in order, the banner image,
+// then documents by language (sorted), each in the order of
+// site.DocumentKinds, then the views' own plans in the same order.
 func fileRefs(g *Guide) []fileRef {
 	var refs []fileRef
 	add := func(p, rel string, accept []media.Format, w, h *int) {
@@ -67,6 +67,9 @@ func fileRefs(g *Guide) []fileRef {
 		if ph.Small != nil {
 			add(p+".small.file", ph.Small.File, imageFormats, &ph.Small.Width, &ph.Small.Height)
 		}
+	}
+	if bi := g.Media.BannerImage; bi != nil {
+		add("$.media.bannerImage.file", bi.File, imageFormats, &bi.Width, &bi.Height)
 	}
 	documents := func(path string, docs map[string]Documents) {
 		for _, lang := range sortedKeys(docs) {

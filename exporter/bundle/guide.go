@@ -48,6 +48,10 @@ type Media struct {
 	Photos []Photo `json:"photos,omitempty"`
 	// Video is the URL of an external video, or "".
 	Video string `json:"video,omitempty"`
+	// BannerImage is the agent's photo or the brokerage's logo, shown
+	// beside the banner on the branded page only (docs/pages.md); it needs
+	// a banner.
+	BannerImage *Image `json:"bannerImage,omitempty"`
 	// Documents are keyed by language (site.Languages).
 	Documents map[string]Documents `json:"documents,omitempty"`
 }

@@ -85,6 +85,9 @@ func validate(g *Guide) []semanticProblem {
 		c.summary(g.Summary)
 	}
 	c.media(&g.Media)
+	if g.Media.BannerImage != nil && g.Banner == nil {
+		c.add("$.banner", "missing: media.bannerImage is shown beside the banner, so it needs one")
+	}
 	c.views(g.Views)
 	c.webhooks(g.Webhooks)
 	return c.problems
@@ -312,6 +315,10 @@ func (c *checker) media(m *Media) {
 	}
 	if m.Video != "" {
 		c.webURL("$.media.video", "video", m.Video)
+	}
+	if bi := m.BannerImage; bi != nil {
+		c.rel("$.media.bannerImage.file", bi.File)
+		c.size("$.media.bannerImage", bi.Width, bi.Height)
 	}
 	for _, lang := range sortedKeys(m.Documents) {
 		p := "$.media.documents" + keyPath(lang)

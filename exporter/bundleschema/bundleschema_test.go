@@ -78,6 +78,7 @@ func TestValidate(t *testing.T) {
 		{"$schema key allowed", func(g map[string]any) { g["$schema"] = "./guide.schema.json" }, nil},
 		{"null optional values read as absent", func(g map[string]any) {
 			g["addons"], g["banner"], g["webhooks"] = nil, nil, nil
+			g["media"].(map[string]any)["bannerImage"] = nil // a banner image needs a banner
 			view(g, 0)["expiresAt"] = nil
 			room(g)["dims"] = nil
 		}, nil},

@@ -204,6 +204,16 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		{"photo width negative", func(g map[string]any) {
 			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "file": "doc/embed_preview.jpg", "width": -1}}
 		}, []string{"$.media.photos[0].width"}},
+		{"banner image without a banner", func(g map[string]any) {
+			delete(g, "banner")
+			obj(g["media"])["bannerImage"] = map[string]any{"file": "photos/front.jpg"}
+		}, []string{"$.banner"}},
+		{"banner image a hidden file", func(g map[string]any) {
+			obj(g["media"])["bannerImage"] = map[string]any{"file": "photos/.agent.jpg"}
+		}, []string{"$.media.bannerImage.file"}},
+		{"banner image width negative", func(g map[string]any) {
+			obj(g["media"])["bannerImage"] = map[string]any{"file": "photos/front.jpg", "width": -3}
+		}, []string{"$.media.bannerImage.width"}},
 		{"photo without file", func(g map[string]any) {
 			obj(g["media"])["photos"] = []any{map[string]any{"id": "p1", "width": 10, "height": 10}}
 		}, []string{"$.media.photos[0].file"}},

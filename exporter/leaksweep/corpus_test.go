@@ -212,6 +212,7 @@ var fields = []field{
 	// are made of ids and keys only.
 	{pattern: "media/photos/#/file"},
 	{pattern: "media/photos/#/small/file"},
+	{pattern: "media/bannerImage/file"},
 	{pattern: "media/documents/@/*"},
 	{pattern: "media/documents/@/*/#/file"},
 	{pattern: "views/#/plans/@/*"},
@@ -365,6 +366,8 @@ func (c *corpus) build(t *testing.T, b *corpusBundle) {
 		g.Media.Photos = []bundle.Photo{photo(media.JPEG, slotsOf(media.JPEG, true))}
 	}
 	g.Media.Photos[0].Preferred = true
+	// The agent's photo: public in every ready view, whatever it hides.
+	g.Media.BannerImage = &bundle.Image{File: put(media.JPEG, 488, 366, slotsOf(media.JPEG, true))}
 	en := bundle.Documents{
 		GalleryFrontImage: put(media.JPEG, 320, 240, slotsOf(media.JPEG, false)),
 		EmbedImage:        put(media.PNG, 320, 240, slotsOf(media.PNG, false)),

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -186,35 +188,114 @@ func dropKeys(d types.Dict) {
 	}
 }
 
-// writePDF writes ctx to dst with the identifier id (from the source's
-// digest). pdfcpu stamps what it writes with the time: a document
-// information dictionary naming itself and the current time (which it
-// leaves out only for PDF 2.0) and a file identifier hashed from the
-// time. So the document is written as 2.0 and the header and identifier
-// are then set, in place and at the same length, to the version the
-// document's features need (1.7, or 2.0 for a 2.0 source) and to id.
+// writePDF writes the objects of ctx that the catalog reaches to dst,
+// in the order of their numbers, with a cross-reference table and the
+// file identifier id (from the source's digest): the bytes depend on the
+// document alone. pdfcpu's own writer is not used for this: it stamps
+// the file with the time and orders objects by walking Go maps, so one
+// document gave different bytes from run to run.
 func writePDF(dst io.Writer, ctx *model.Context, digest [sha256.Size]byte) error {
+	if ctx.Root == nil {
+		return errors.New("a PDF document without a catalog")
+	}
+	reached := map[int]bool{}
+	if err := reachPDF(ctx, *ctx.Root, reached, 0); err != nil {
+		return err
+	}
+	nrs := slices.Sorted(maps.Keys(reached))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%%PDF-%s\n%%\xE2\xE3\xCF\xD3\n", ctx.XRefTable.Version())
+	offsets := map[int]int{}
+	for _, nr := range nrs {
+		offsets[nr] = b.Len()
+		if err := writePDFObject(&b, ctx, nr); err != nil {
+			return err
+		}
+	}
+	size := nrs[len(nrs)-1] + 1
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f\r\n", size)
+	for nr := 1; nr < size; nr++ {
+		if off, ok := offsets[nr]; ok {
+			fmt.Fprintf(&b, "%010d %05d n\r\n", off, pdfGeneration(ctx, nr))
+		} else {
+			b.WriteString("0000000000 00000 f\r\n")
+		}
+	}
 	id := types.HexLiteral(strings.ToUpper(hex.EncodeToString(digest[:16])))
-	was20 := ctx.XRefTable.Version() == model.V20
-	v20 := model.V20
-	ctx.RootVersion = &v20
-	ctx.ID = types.Array{id, id}
-	var out bytes.Buffer
-	if err := api.WriteContext(ctx, &out); err != nil {
-		return pdfError(err)
-	}
-	data := out.Bytes()
-	if !was20 {
-		if !bytes.HasPrefix(data, []byte("%PDF-2.0")) {
-			return errors.New("a PDF document that pdfcpu wrote without its header")
-		}
-		copy(data, "%PDF-1.7")
-	}
-	if len(ctx.ID) == 2 {
-		if stamped, ok := ctx.ID[1].(types.HexLiteral); ok && len(stamped) == len(id) {
-			data = bytes.ReplaceAll(data, []byte("<"+stamped+">"), []byte("<"+id+">"))
-		}
-	}
-	_, err := dst.Write(data)
+	trailer := types.Dict{"Size": types.Integer(size), "Root": *ctx.Root, "ID": types.Array{id, id}}
+	fmt.Fprintf(&b, "trailer\n%s\nstartxref\n%d\n%%%%EOF\n", trailer.PDFString(), xref)
+	_, err := dst.Write(b.Bytes())
 	return err
+}
+
+// maxPDFDepth bounds how deeply reachPDF follows direct objects nested in
+// one another.
+const maxPDFDepth = 256
+
+// reachPDF adds to reached the number of every object that o refers to,
+// directly or through the objects it reaches.
+func reachPDF(ctx *model.Context, o types.Object, reached map[int]bool, depth int) error {
+	if depth > maxPDFDepth {
+		return errors.New("a PDF document with objects nested too deeply")
+	}
+	switch o := o.(type) {
+	case types.IndirectRef:
+		nr := o.ObjectNumber.Value()
+		if reached[nr] {
+			return nil
+		}
+		e, ok := ctx.Table[nr]
+		if !ok || e == nil || e.Free || e.Object == nil {
+			return nil // a reference to nothing reads as null
+		}
+		reached[nr] = true
+		return reachPDF(ctx, e.Object, reached, 0)
+	case types.Dict:
+		for _, k := range slices.Sorted(maps.Keys(o)) {
+			if err := reachPDF(ctx, o[k], reached, depth+1); err != nil {
+				return err
+			}
+		}
+	case types.StreamDict:
+		return reachPDF(ctx, o.Dict, reached, depth+1)
+	case types.Array:
+		for _, v := range o {
+			if err := reachPDF(ctx, v, reached, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writePDFObject writes object nr of ctx as an indirect object; a stream
+// with its encoded bytes as read and their length.
+func writePDFObject(b *bytes.Buffer, ctx *model.Context, nr int) error {
+	fmt.Fprintf(b, "%d %d obj\n", nr, pdfGeneration(ctx, nr))
+	switch o := ctx.Table[nr].Object.(type) {
+	case types.StreamDict:
+		if o.Raw == nil && o.StreamLength != nil && *o.StreamLength > 0 {
+			return fmt.Errorf("a PDF document whose stream %d was not read", nr)
+		}
+		d := o.Dict.Clone().(types.Dict)
+		d["Length"] = types.Integer(len(o.Raw))
+		fmt.Fprintf(b, "%s\nstream\n", d.PDFString())
+		b.Write(o.Raw)
+		b.WriteString("\nendstream")
+	case types.ObjectStreamDict, types.XRefStreamDict:
+		return fmt.Errorf("a PDF document whose object %d, a cross-reference or object stream, is referred to", nr)
+	default:
+		b.WriteString(o.PDFString())
+	}
+	b.WriteString("\nendobj\n")
+	return nil
+}
+
+// pdfGeneration returns the generation number of object nr of ctx.
+func pdfGeneration(ctx *model.Context, nr int) int {
+	if g := ctx.Table[nr].Generation; g != nil {
+		return *g
+	}
+	return 0
 }

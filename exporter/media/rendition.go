@@ -55,7 +55,7 @@ const renditionVersion = "guidepub rendition v2 bilinear-halving q80"
 // Version changes whenever what is published of an image changes (what
 // Strip and StripPDF keep, the renditions' widths and bytes): the exporter counts it
 // among its settings, so that a new version re-exports every guide.
-const Version = "strip-v3 pdf-v1 " + renditionVersion + " 480,960,1600"
+const Version = "strip-v3 pdf-v2 " + renditionVersion + " 480,960,1600"
 
 // RenditionKey returns the key that identifies the rendition width wide
 // of the source image whose content has the SHA-256 source: a rendition

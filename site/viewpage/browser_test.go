@@ -151,6 +151,11 @@ func (ps *pageServer) localInput(t *testing.T, s *sample) Input {
 	e.UnbrandedURL = ps.URL + "/u/" + s.View.ViewID
 	e.EmbedURL = ps.URL + "/embed/" + s.View.ViewID
 	e.Documents = documentsOf(s.Guide, ps.URL+"/"+s.View.ViewID+"/doc/")
+	if e.BannerImage = bannerImageOf(s.Guide, ps.URL+"/"+s.View.ViewID+"/doc/"); e.BannerImage != nil {
+		if u, err := url.Parse(e.BannerImage.URL); err == nil {
+			ps.images[u.Path] = [2]int{e.BannerImage.Width, e.BannerImage.Height}
+		}
+	}
 	for _, ld := range e.Documents {
 		for _, pg := range ld.Pages {
 			if u, err := url.Parse(pg.URL); err == nil {
@@ -357,7 +362,7 @@ func TestBrowser(t *testing.T) {
 	both, phone := []int{375, 1280}, []int{375}
 	// vKT301A is metric (Canada); its pages come in every language.
 	add("branded", "/vKT301A", both, browserPage{lang: "en", langs: 5, plans: true, srcset: true,
-		must: []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "14′ 1″ × 19′ 8″", "Interior area: 152.99 m²", "Detached Garage", "Cold room", "Show on a map", "Watch the video tour", "Floor plans", "Main Floor", "Photos", "Français"},
+		must: []string{"Jane Example", "Example Realty", "Measurements", "Living Room", "25.79 m²", "14′ 1″ × 19′ 8″", "Interior area: 224.55 m²", "Detached Garage", "Instagram", "Cold room", "Show on a map", "Watch the video tour", "Floor plans", "Main Floor", "Photos", "Français"},
 		not:  []string{"277.62", "ColdRoom", "Page 1"}})
 	add("unbranded", "/u/vKT301A", both, browserPage{lang: "en", langs: 5, sameOrig: true, plans: true, srcset: true,
 		must: []string{"Measurements", "Living Room", "25.79 m²", "Floor plans", "Photos"},

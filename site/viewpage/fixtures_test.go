@@ -106,6 +106,7 @@ func loadSample(t testing.TB, folder, bundleName string, g *bundle.Guide, v *bun
 		Languages:    sortedLangs(g.Media.Documents),
 		Default:      g.DefaultLanguage,
 		Documents:    documentsOf(g, viewHost+"/"+v.ViewID+"/doc/"),
+		BannerImage:  bannerImageOf(g, viewHost+"/"+v.ViewID+"/doc/"),
 	}
 	return sample{Folder: folder, Bundle: bundleName, Guide: g, View: v, Docs: d, Input: FromDocs(d, e)}, true
 }
@@ -140,12 +141,22 @@ func documentsOf(g *bundle.Guide, docURL string) []LanguageDocs {
 				continue
 			}
 			for _, f := range d.FloorImages(k.Key) {
-				ld.Pages = append(ld.Pages, PlanPage{Units: k.Units, Floor: f.FloorName, URL: docURL + lang + "/" + k.Key + "-" + strconv.Itoa(f.ID) + filepath.Ext(f.File), Width: f.Width, Height: f.Height})
+				ld.Pages = append(ld.Pages, PlanPage{Units: k.Units, FloorID: f.ID, Floor: f.FloorName, URL: docURL + lang + "/" + k.Key + "-" + strconv.Itoa(f.ID) + filepath.Ext(f.File), Width: f.Width, Height: f.Height})
 			}
 		}
 		out = append(out, ld)
 	}
 	return out
+}
+
+// bannerImageOf returns the banner image of g as the exporter publishes
+// it under the view's doc folder docURL, nil when g has none.
+func bannerImageOf(g *bundle.Guide, docURL string) *Rendition {
+	bi := g.Media.BannerImage
+	if bi == nil || g.Banner == nil {
+		return nil
+	}
+	return &Rendition{URL: docURL + "banner" + filepath.Ext(bi.File), Width: bi.Width, Height: bi.Height}
 }
 
 // readJSON decodes the file at p into v; false when it does not exist.

@@ -76,6 +76,10 @@ type Extra struct {
 	Expired  bool
 	Property *site.Property
 	Banner   *site.Banner
+	// BannerImage is the agent's photo or logo as published (nil for
+	// none): shown beside the banner on the branded page only, never on
+	// the unbranded or embedded page (docs/pages.md#mls-rules).
+	BannerImage *Rendition
 	// BrandedURL, UnbrandedURL and EmbedURL are the absolute URLs of the
 	// view's three pages in the default language; a page in another
 	// language adds "/<lang>" (site.LanguagePagePaths).
@@ -108,8 +112,11 @@ type PDF struct{ Units, URL string }
 
 // PlanPage is one published floor plan page image.
 type PlanPage struct {
-	Units         string
-	Floor         string // the floor's name
+	Units string
+	// FloorID and Floor are the id and the name of the floor it draws;
+	// the page shows the plan beside that floor's rooms.
+	FloorID       int
+	Floor         string
 	URL           string
 	Width, Height int
 }
@@ -167,6 +174,9 @@ type Banner struct {
 	Website     string
 	WebsiteText string
 	Social      []Link
+	// Image is the agent's photo or logo, nil for none; only the branded
+	// page shows it.
+	Image *Rendition
 }
 
 // Phone is a labelled number and its tel: digits.
@@ -264,6 +274,9 @@ func FromDocs(d Docs, e Extra) Input {
 	}
 	if e.Banner != nil {
 		in.Banner = banner(e.Banner)
+		if bi := e.BannerImage; bi != nil && httpURL(bi.URL) && bi.Width > 0 && bi.Height > 0 {
+			in.Banner.Image = bi
+		}
 	}
 	return in
 }

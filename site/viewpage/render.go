@@ -28,7 +28,15 @@ var pageHTML string
 
 var tmpl = template.Must(template.New("viewpage").Funcs(template.FuncMap{
 	"notFoundCSS": func() template.CSS { return notFoundCSS },
+	"floorOf":     func(p *page, f floorView) floorData { return floorData{P: p, F: f} },
 }).Parse(pageHTML))
+
+// floorData is what the floor template gets: the page (its printer) and
+// the floor.
+type floorData struct {
+	P *page
+	F floorView
+}
 
 // notFoundCSS is the style of the 404 page: short, so that the page fits
 // in one nginx configuration string (4 KB).
@@ -145,6 +153,8 @@ type page struct {
 	MapURL      string
 	Video       string
 	Banner      *Banner
+	// BannerImage is the agent's photo or logo: on the branded page only.
+	BannerImage *img
 	FullGuide   string
 	Facts       string
 	Headline    *figure
@@ -157,7 +167,11 @@ type page struct {
 	linkUnits   string
 	PDFs        []Link
 	Buildings   []buildingView
-	Photos      []photoView
+	// Floors are the floors shown in the floor plan section, each beside
+	// its plan (arrangeFloors); empty when the view shows no plan page,
+	// and the floors stay in their Buildings.
+	Floors []floorView
+	Photos []photoView
 }
 
 // alternate is the page in another language.
@@ -170,8 +184,11 @@ type alternate struct {
 type figure struct{ Label, Value, Other string }
 
 type planView struct {
+	FloorID          int
 	Floor, Alt, Href string
 	Img              img
+	// First is the first plan of the page: loaded at once, with priority.
+	First bool
 }
 
 // img is an <img>'s source attributes.
@@ -187,9 +204,16 @@ type buildingView struct {
 }
 
 type floorView struct {
+	ID       int
 	Name     string
 	Measures []figure
 	Rooms    []roomView
+	// N numbers the floor's heading; Level is its heading level (3 or 4).
+	N, Level int
+	// Building is the name of the building the floor starts, when the
+	// floor plan section shows several buildings.
+	Building string
+	Plan     *planView
 }
 
 type roomView struct {
@@ -250,30 +274,14 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	}
 	p.measurements()
 	p.plans(lang)
+	p.arrangeFloors()
 	p.photos(place)
-	var facts []string
-	if rooms := roomCount(in.Summary); rooms > 0 {
-		facts = append(facts, p.count("rooms", rooms))
-	}
-	if len(in.Photos) > 0 {
-		facts = append(facts, p.count("photos", len(in.Photos)))
-	}
-	p.Facts = strings.Join(facts, " · ")
+	p.Facts = p.facts()
 	p.describe(place)
 	if len(in.Photos) > 0 {
 		p.Image = &in.Photos[0]
 	}
-	// The unbranded page is what an MLS shows and frames: no agent, no
-	// video, no map, no way out of the page's origin (docs/pages.md).
-	if k != Unbranded {
-		p.Banner = in.Banner
-		p.Video = in.Video
-		if in.Geo != nil {
-			lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
-			lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
-			p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
-		}
-	}
+	p.agent()
 	if k == Embedded {
 		p.FullGuide = in.PageURL(Branded, lang)
 	}
@@ -320,6 +328,42 @@ func (in *Input) words(id string, claims ...string) string {
 		}
 	}
 	return id
+}
+
+// agent sets what the branded and embedded pages add: the agent banner
+// (with the banner image on the branded page only), the video and the
+// map. The unbranded page is what an MLS shows and frames: no agent, no
+// video, no map, no way out of the page's origin (docs/pages.md).
+func (p *page) agent() {
+	in := p.In
+	if p.Kind == Unbranded {
+		return
+	}
+	p.Banner = in.Banner
+	if bi := in.Banner; p.Kind == Branded && bi != nil && bi.Image != nil {
+		// At most 10rem wide, 3.5rem high, beside the agent's name.
+		im := p.image(bi.Image.URL, bi.Image.Width, bi.Image.Height, "10rem")
+		p.BannerImage = &im
+	}
+	p.Video = in.Video
+	if in.Geo != nil {
+		lat := strconv.FormatFloat(in.Geo.Lat, 'f', -1, 64)
+		lng := strconv.FormatFloat(in.Geo.Lng, 'f', -1, 64)
+		p.MapURL = "https://www.openstreetmap.org/?mlat=" + url.QueryEscape(lat) + "&mlon=" + url.QueryEscape(lng) + "#map=18/" + lat + "/" + lng
+	}
+}
+
+// facts returns the line under the headline areas: the number of rooms
+// and of photos.
+func (p *page) facts() string {
+	var facts []string
+	if rooms := roomCount(p.In.Summary); rooms > 0 {
+		facts = append(facts, p.count("rooms", rooms))
+	}
+	if len(p.In.Photos) > 0 {
+		facts = append(facts, p.count("photos", len(p.In.Photos)))
+	}
+	return strings.Join(facts, " · ")
 }
 
 // count returns "n things" from the message id ("rooms"), or its
@@ -423,7 +467,7 @@ func (p *page) measurements() {
 		add(&bv.Measures, "excludedAreaTotal", b.ExcludedAreaTotal, true)
 		add(&bv.Measures, "wallThickness", b.WallThickness, false)
 		for _, f := range b.Floors {
-			fv := floorView{Name: f.Name}
+			fv := floorView{ID: f.ID, Name: f.Name}
 			add(&fv.Measures, "interiorArea", f.InteriorArea, true)
 			add(&fv.Measures, "exteriorArea", f.ExteriorArea, true)
 			add(&fv.Measures, "finishedArea", f.FinishedArea, true)
@@ -506,10 +550,12 @@ func (p *page) plans(lang string) {
 		shown, from = pick(u2)
 		other = u1
 	}
-	for _, pg := range shown {
+	for i, pg := range shown {
+		// The plan is 3/5 of the page's width beside its rooms from 60rem
+		// on (page.css).
 		alt := p.In.words("planAlt", HideRoomDimensions, HideMeasurements)
-		p.Plans = append(p.Plans, planView{Floor: pg.Floor, Alt: p.T(alt, pg.Floor), Href: p.href(pg.URL),
-			Img: p.image(pg.URL, pg.Width, pg.Height, "(min-width: 72rem) 70rem, calc(100vw - 2rem)")})
+		p.Plans = append(p.Plans, planView{FloorID: pg.FloorID, Floor: pg.Floor, Alt: p.T(alt, pg.Floor), Href: p.href(pg.URL), First: i == 0,
+			Img: p.image(pg.URL, pg.Width, pg.Height, "(min-width: 72rem) 42rem, (min-width: 60rem) 58vw, calc(100vw - 2rem)")})
 	}
 	p.linkUnits = other
 	if from != "" {
@@ -527,6 +573,65 @@ func (p *page) plans(lang string) {
 	for _, d := range docs {
 		for _, pdf := range d.PDFs {
 			p.PDFs = append(p.PDFs, Link{Label: p.T("pdfLabel", p.T("pdf."+pdf.Units), LanguageName(d.Lang)), URL: p.href(pdf.URL)})
+		}
+	}
+}
+
+// arrangeFloors puts each floor plan beside its floor's rooms. With plan
+// pages, the floors leave their buildings for the floor plan section, in
+// the summary's order, each with the plan of its id (or, failing that, of
+// its name), the building's name heading its first floor when there are
+// several buildings; plans of no floor of the summary (or of a view
+// hiding its measurements) follow on their own. Without plan pages, the
+// floors stay under their buildings in the measurements.
+func (p *page) arrangeFloors() {
+	n := 0
+	next := func(f *floorView, level int) {
+		f.N, f.Level = n, level
+		n++
+	}
+	if len(p.Plans) == 0 {
+		for i := range p.Buildings {
+			for j := range p.Buildings[i].Floors {
+				next(&p.Buildings[i].Floors[j], 4)
+			}
+		}
+		return
+	}
+	used := make([]bool, len(p.Plans))
+	find := func(f floorView) *planView {
+		for _, byID := range []bool{true, false} {
+			for i, pl := range p.Plans {
+				if !used[i] && ((byID && pl.FloorID == f.ID) || (!byID && pl.Floor == f.Name)) {
+					used[i] = true
+					return &p.Plans[i]
+				}
+			}
+		}
+		return nil
+	}
+	many := len(p.Buildings) > 1
+	for i := range p.Buildings {
+		b := &p.Buildings[i]
+		for j, f := range b.Floors {
+			level := 3
+			if many {
+				level = 4
+				if j == 0 {
+					f.Building = b.Name
+				}
+			}
+			next(&f, level)
+			f.Plan = find(f)
+			p.Floors = append(p.Floors, f)
+		}
+		b.Floors = nil
+	}
+	for i := range p.Plans {
+		if !used[i] {
+			f := floorView{Name: p.Plans[i].Floor, Plan: &p.Plans[i]}
+			next(&f, 3)
+			p.Floors = append(p.Floors, f)
 		}
 	}
 }
@@ -585,9 +690,11 @@ func (p *page) photos(place string) {
 			Full:  p.image(ph.URL, ph.Width, ph.Height, "100vw"),
 		}
 		if i == 0 {
-			// The top photo is at most 50rem wide (page.css).
-			v.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 52rem) 50rem, calc(100vw - 2rem)", orig)
-			p.Hero = &v
+			// The top photo is 18rem wide beside the address from 60rem
+			// on, 6.5rem below (page.css).
+			hero := v
+			hero.Thumb = p.image(ph.ThumbURL, ph.ThumbWidth, ph.ThumbHeight, "(min-width: 60rem) 18rem, 6.5rem", orig)
+			p.Hero = &hero
 		}
 		p.Photos = append(p.Photos, v)
 	}
@@ -603,13 +710,9 @@ func (p *page) href(u string) string {
 	return p.Local(u)
 }
 
-// Gallery is the photos below the top one.
-func (p *page) Gallery() []photoView {
-	if len(p.Photos) < 2 {
-		return nil
-	}
-	return p.Photos[1:]
-}
+// Gallery is the photos of the photo section: all of them, the top
+// photo first (beside the address it is a thumbnail).
+func (p *page) Gallery() []photoView { return p.Photos }
 
 // Local returns u as a path when it is on the origin of the page itself
 // or of the view's branded URL (where the media are published): images

@@ -201,7 +201,8 @@ func extraOf(s sample) Extra {
 		ViewID: s.View.ViewID, Units: s.Input.Units, Property: &prop, Banner: s.Guide.Banner,
 		BrandedURL: s.Input.BrandedURL, UnbrandedURL: s.Input.UnbrandedURL, EmbedURL: s.Input.EmbedURL,
 		Languages: sortedLangs(s.Guide.Media.Documents), Default: s.Guide.DefaultLanguage,
-		Documents: documentsOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
+		Documents:   documentsOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
+		BannerImage: bannerImageOf(s.Guide, viewHost+"/"+s.View.ViewID+"/doc/"),
 	}
 }
 
@@ -213,14 +214,14 @@ func TestKinds(t *testing.T) {
 		must, not []string
 	}{
 		{Branded,
-			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://realty.example.com/jane", "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "Dining room", "Cold room", "25.79" + nbsp + "m²", "278" + nbsp + "sq ft", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg", "Main Floor", `hreflang="fr"`, `lang="en"`},
+			[]string{"Jane Example", "Example Realty", "tel:&#43;15195550100", "mailto:jane@example.com", `href="https://realty.example.com"`, "https://www.instagram.com/janeexample.realestate", `<img class="agent-img" src="/vKT301A/doc/banner.jpg" width="240" height="240" alt="">`, "video.example.com/watch/301-king", "openstreetmap.org/?mlat=43.447568&amp;mlon=-80.484302", `rel="canonical"`, "og:image", "application/ld+json", "<header>", "<footer>", "Living Room", "Utility room", "Cold room", "25.79" + nbsp + "m²", "278" + nbsp + "sq ft", "14′" + nbsp + "1″" + nbsp + "×" + nbsp + "19′" + nbsp + "8″", "jpgMetric-1.jpg", "pdfImperial.pdf", "ph-1-small.jpg", "Main Floor", `hreflang="fr"`, `lang="en"`},
 			[]string{"noindex", "target="}},
 		{Unbranded,
 			[]string{`content="noindex"`, "Living Room", "25.79" + nbsp + "m²", "ph-1-small.jpg", "<footer>", `href="/vKT301A/doc/en/pdfMetric.pdf"`},
-			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A", "tel:", "mailto:", "Open the full guide", `src="https://`, "view.example.test"}},
+			[]string{"Jane Example", "Example Realty", "realty.example.com", "video.example.com", "openstreetmap", "application/ld+json", "<header>", "Guide vKT301A", "tel:", "mailto:", "Open the full guide", `src="https://`, "view.example.test", "banner.jpg", "instagram"}},
 		{Embedded,
 			[]string{`content="noindex"`, `href="https://view.example.test/vKT301A" target="_blank"`, "Open the full guide", "Living Room", `class="embed"`, "Jane Example", "video.example.com"},
-			[]string{"<header>", "<footer>", "og:title", "application/ld+json"}},
+			[]string{"<header>", "<footer>", "og:title", "application/ld+json", "banner.jpg", `class="agent-img"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.String(), func(t *testing.T) {
@@ -529,7 +530,7 @@ func bigInput(rooms int) Input {
 	for _, u := range []string{"imperial", "metric"} {
 		for i := 1; i <= 4; i++ {
 			id := "jpg" + strings.ToUpper(u[:1]) + u[1:] + "-" + strconv.Itoa(i)
-			docs.Pages = append(docs.Pages, PlanPage{Units: u, Floor: "Floor " + strconv.Itoa(i), URL: base + "en/" + id + ".jpg", Width: 2200, Height: 1700})
+			docs.Pages = append(docs.Pages, PlanPage{Units: u, FloorID: i, Floor: "Floor " + strconv.Itoa(i), URL: base + "en/" + id + ".jpg", Width: 2200, Height: 1700})
 		}
 		docs.PDFs = append(docs.PDFs, PDF{Units: u, URL: base + "en/pdf" + u + ".pdf"})
 	}
@@ -577,9 +578,9 @@ func TestCanadianImperial(t *testing.T) {
 	s := sampleByFolder(t, "vKT301B")
 	out := render(t, Branded, &s.Input)
 	for _, want := range []string{
-		"Interior area: <strong>1,647" + nbsp + "sq ft</strong>",
-		"Detached Garage: 493" + nbsp + "sq ft",
-		"Perimeter: 129′" + nbsp + "9″",
+		"Interior area: <strong>2,417" + nbsp + "sq ft</strong>",
+		"Detached Garage: 440" + nbsp + "sq ft",
+		"Perimeter: 134′" + nbsp + "3″",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("vKT301B lacks %q", want)
@@ -609,13 +610,13 @@ func TestSrcset(t *testing.T) {
 	plan := viewHost + "/vKT301A/doc/en/jpgMetric-1.jpg"
 	photo := viewHost + "/vKT301A/doc/photos/ph-1.jpg"
 	e.Renditions = map[string][]Rendition{
-		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1.w480.jpg", Width: 480, Height: 370}},
+		plan:  {{URL: viewHost + "/vKT301A/doc/en/jpgMetric-1.w480.jpg", Width: 480, Height: 624}},
 		photo: {{URL: viewHost + "/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}},
 	}
 	in := FromDocs(s.Docs, e)
 	out := render(t, Branded, &in)
 	for _, want := range []string{
-		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 70rem, calc(100vw - 2rem)"`,
+		`srcset="/vKT301A/doc/en/jpgMetric-1.w480.jpg 480w, /vKT301A/doc/en/jpgMetric-1.jpg 960w" sizes="(min-width: 72rem) 42rem, (min-width: 60rem) 58vw, calc(100vw - 2rem)"`,
 		`src="/vKT301A/doc/photos/ph-1-small.jpg" srcset="/vKT301A/doc/photos/ph-1-small.jpg 320w, /vKT301A/doc/photos/ph-1.w480.jpg 480w, /vKT301A/doc/photos/ph-1.jpg 960w"`,
 	} {
 		if !strings.Contains(out, want) {
@@ -668,5 +669,69 @@ func TestBundleTextIsNeverAFormat(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// floorSection returns the HTML of the floor section numbered n of page
+// out: from its heading to the next floor's (or the end of the plans).
+func floorSection(t *testing.T, out string, n int) string {
+	t.Helper()
+	start := strings.Index(out, fmt.Sprintf(`id="floor-%d"`, n))
+	if start < 0 {
+		t.Fatalf("no floor %d", n)
+	}
+	rest := out[start:]
+	if end := strings.Index(rest, fmt.Sprintf(`id="floor-%d"`, n+1)); end >= 0 {
+		return rest[:end]
+	}
+	return rest
+}
+
+// TestFloorsBesidePlans checks that each floor's plan sits in the floor's
+// section with its room table, plans found by floor id and else by name,
+// the building's name heading its first floor when there are several;
+// that a view hiding its measurements has plan sections without tables;
+// and that a view without plan pages keeps its floors under the
+// measurements.
+func TestFloorsBesidePlans(t *testing.T) {
+	s := sampleByFolder(t, "vKT301A")
+	e := extraOf(s)
+	for i := range e.Documents {
+		for j := range e.Documents[i].Pages {
+			if p := &e.Documents[i].Pages[j]; p.Floor == "Second Floor" {
+				p.FloorID = 99 // found by its name
+			}
+		}
+	}
+	in := FromDocs(s.Docs, e)
+	out := render(t, Branded, &in)
+	for n, want := range []struct{ floor, plan, caption string }{
+		{"Main Floor", "jpgMetric-1.jpg", "Main Floor: rooms"},
+		{"Second Floor", "jpgMetric-2.jpg", "Second Floor: rooms"},
+		{"Basement", "jpgMetric-3.jpg", "Basement: rooms"},
+		{"Garage", "jpgMetric-4.jpg", "Garage: rooms"},
+	} {
+		sec := floorSection(t, out, n)
+		plan, table := strings.Index(sec, want.plan), strings.Index(sec, want.caption)
+		if !strings.Contains(sec, ">"+want.floor+"</h4>") || plan < 0 || table < plan {
+			t.Errorf("floor %d: want %s, its plan %s, then its table", n, want.floor, want.plan)
+		}
+	}
+	if !strings.Contains(out, `<h3 class="bld">Main Building</h3>`) || strings.Index(out, `<h3 class="bld">Detached Garage</h3>`) > strings.Index(out, `id="floor-3"`) {
+		t.Error("the buildings' names do not head their first floors")
+	}
+	if i := strings.Index(out, `id="measures"`); i < 0 || strings.Contains(out[i:], "<table>") {
+		t.Error("rooms under the measurements of a view with plans")
+	}
+
+	hidden := sampleByFolder(t, "vMAPLE-metric") // hides measurements
+	out = render(t, Branded, &hidden.Input)
+	if !strings.Contains(out, `class="img plan"`) || strings.Contains(out, "<table") {
+		t.Error("vMAPLE-metric: want plan sections without tables")
+	}
+	noPlans := sampleByFolder(t, "vMAPLE-noauto") // hides the autofill: no plan pages
+	out = render(t, Branded, &noPlans.Input)
+	if i := strings.Index(out, `id="measures"`); strings.Contains(out, `class="img plan"`) || i < 0 || !strings.Contains(out[i:], `<h4 id="floor-0">First Floor</h4>`) {
+		t.Error("vMAPLE-noauto: want its floors under the measurements")
 	}
 }
