@@ -573,4 +573,3 @@ func tiff(ifd0, exif, gps []ifdEntry) []byte {
 	out.Write(area.Bytes())
 	return out.Bytes()
 }
-
