@@ -95,8 +95,8 @@ func TestImageContents(t *testing.T) {
 	raw, compressed := imageSizes(t, eng, img)
 	t.Logf("image %s: %.1f MB as stored by %s, %.1f MB gzip-compressed (what a registry stores and a host pulls)",
 		img, float64(raw)/1e6, eng, float64(compressed)/1e6)
-	if compressed > 25e6 {
-		t.Errorf("compressed image is %.1f MB, goal under 25 MB", float64(compressed)/1e6)
+	if compressed > 26e6 {
+		t.Errorf("compressed image is %.1f MB, goal under 26 MB (docs/container.md)", float64(compressed)/1e6)
 	}
 	var cfg []struct {
 		Healthcheck *struct{ Test []string } // podman puts it here, docker in Config

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
@@ -52,7 +51,7 @@ var disableConfig sync.Once
 // relaxed validation (what viewers accept), no network, no configuration
 // folder, and resource limits well below pdfcpu's defaults.
 func pdfConfig(size int64) *model.Configuration {
-	disableConfig.Do(api.DisableConfigDir)
+	disableConfig.Do(func() { model.ConfigPath = "disable" })
 	conf := model.NewDefaultConfiguration()
 	conf.ValidationMode = model.ValidationRelaxed
 	conf.Offline = true
