@@ -18,8 +18,8 @@ import "math"
 // (For n = 4, the sums of cos over pairs make coefficient 4 drop out; for
 // n = 2, every even coefficient but the DC: libjpeg's 2×2 inverse DCT uses
 // the same five coefficients.) The 2D transform is separable: rows first,
-// then columns. Rows and coefficients that are zero (most of them, in a
-// photo) are skipped. The full 8×8 inverse DCT (kx = ky = 8) is image/jpeg's
+// then columns; the rows of coefficients that are all zero (most of them,
+// in a photo) are skipped. The full 8×8 inverse DCT (kx = ky = 8) is image/jpeg's
 // (idct in dct.go), and 1×1 is the DC coefficient over 8 (reconstructBlock).
 
 // boxBits is the fixed-point precision of box: each pass multiplies by
@@ -51,38 +51,55 @@ var box = func() (t [9][8][8]int64) {
 // idctBox writes the kx×ky samples of the dequantized block b to dst,
 // rows stride apart.
 func idctBox(b *block, kx, ky int, dst []byte, stride int) {
-	bx, by := &box[kx], &box[ky]
-	// rows[i] is row nz[i] of the block (one vertical frequency) across,
-	// as kx samples; rows with no coefficient are left out.
+	// rows[r] is row r of the block (one vertical frequency) across, as
+	// kx samples; a row of zeros stays zero.
 	var rows [8][8]int64
-	var nz [8]int
-	n := 0
 	for r := range 8 {
-		var t [8]int64
-		any := false
-		for k, c := range b[8*r : 8*r+8] {
-			if c == 0 {
-				continue
-			}
-			any = true
-			w := &bx[k]
-			for g := range kx {
-				t[g] += int64(c) * w[g]
-			}
+		x := (*[8]int32)(b[8*r : 8*r+8])
+		if x[0]|x[1]|x[2]|x[3]|x[4]|x[5]|x[6]|x[7] == 0 {
+			continue
 		}
-		if any {
-			rows[n], nz[n] = t, r
-			n++
+		box1D(kx, &[8]int64{int64(x[0]), int64(x[1]), int64(x[2]), int64(x[3]), int64(x[4]), int64(x[5]), int64(x[6]), int64(x[7])}, &rows[r])
+	}
+	for g := range kx {
+		var out [8]int64
+		box1D(ky, &[8]int64{rows[0][g], rows[1][g], rows[2][g], rows[3][g], rows[4][g], rows[5][g], rows[6][g], rows[7][g]}, &out)
+		for y := range ky {
+			// Back from twice boxBits, rounding half up as idct does.
+			dst[y*stride+g] = clamp((out[y] + 1<<(2*boxBits-1)) >> (2 * boxBits))
 		}
 	}
-	for y := range ky {
-		line := dst[y*stride : y*stride+kx]
-		for x := range line {
-			v := int64(1) << (2*boxBits - 1) // one half, to round
-			for i := range n {
-				v += by[nz[i]][y] * rows[i][x]
+}
+
+// box1D sets out[:n] to the n averages of the 8-point inverse DCT of x.
+// The weights are symmetric (box[n][k][n-1-g] is box[n][k][g] for even k,
+// its opposite for odd k), so for n = 4 and 2 the even and odd
+// coefficients are summed apart and added and subtracted, as a fast
+// inverse DCT does; the weights that are zero are left out.
+func box1D(n int, x, out *[8]int64) {
+	switch n {
+	case 4:
+		w := &box[4]
+		e0 := w[0][0]*x[0] + w[2][0]*x[2] + w[6][0]*x[6]
+		e1 := w[0][1]*x[0] + w[2][1]*x[2] + w[6][1]*x[6]
+		o0 := w[1][0]*x[1] + w[3][0]*x[3] + w[5][0]*x[5] + w[7][0]*x[7]
+		o1 := w[1][1]*x[1] + w[3][1]*x[3] + w[5][1]*x[5] + w[7][1]*x[7]
+		out[0], out[1], out[2], out[3] = e0+o0, e1+o1, e1-o1, e0-o0
+	case 2:
+		w := &box[2]
+		e := w[0][0] * x[0]
+		o := w[1][0]*x[1] + w[3][0]*x[3] + w[5][0]*x[5] + w[7][0]*x[7]
+		out[0], out[1] = e+o, e-o
+	case 1:
+		out[0] = box[1][0][0] * x[0]
+	default:
+		w := &box[8]
+		for g := range 8 {
+			v := int64(0)
+			for k := range 8 {
+				v += w[k][g] * x[k]
 			}
-			line[x] = clamp(v >> (2 * boxBits))
+			out[g] = v
 		}
 	}
 }

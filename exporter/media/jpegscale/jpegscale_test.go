@@ -509,4 +509,3 @@ func FuzzDecode(f *testing.F) {
 func progressive(data []byte) bool {
 	return bytes.Contains(data, []byte{0xFF, 0xC2})
 }
-

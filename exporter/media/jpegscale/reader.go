@@ -173,6 +173,7 @@ type decoder struct {
 	progCoeffs [maxComponents][]coeffs // Saved state between progressive-mode scans.
 	huff       [maxTc + 1][maxTh + 1]huffman
 	quant      [maxTq + 1]block // Quantization tables, in zig-zag order.
+	quantN     [maxTq + 1]block // The same in natural order, for the reduced inverse DCTs.
 	tmp        [2 * blockSize]byte
 }
 
@@ -492,6 +493,11 @@ loop:
 	}
 	if n != 0 {
 		return FormatError("DQT has wrong length")
+	}
+	for tq := range d.quant {
+		for zig, q := range d.quant[tq] {
+			d.quantN[tq][unzig[zig]] = q
+		}
 	}
 	return nil
 }

@@ -503,12 +503,15 @@ func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int) error {
 		dst[0] = clamp((int64(b[0])*int64(qt[0]) + 4) >> 3)
 		return nil
 	}
-	for zig := 0; zig < blockSize; zig++ {
-		b[unzig[zig]] *= qt[zig]
-	}
 	if kx != 8 || ky != 8 {
+		for i, q := range &d.quantN[d.comp[compIndex].tq] {
+			b[i] *= q
+		}
 		idctBox(b, kx, ky, dst, stride)
 		return nil
+	}
+	for zig := 0; zig < blockSize; zig++ {
+		b[unzig[zig]] *= qt[zig]
 	}
 	idct(b)
 	// Level shift by +128, clip to [0, 255], and write to dst.
