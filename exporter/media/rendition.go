@@ -14,6 +14,8 @@ import (
 	"strconv"
 
 	"golang.org/x/image/draw"
+
+	"github.com/guidepub/guidepub/exporter/media/jpegscale"
 )
 
 // Widths are the widths of an image's renditions: those narrower than the
@@ -49,13 +51,37 @@ func RenditionHeight(w, h, width int) int {
 var scaler draw.Interpolator = draw.ApproxBiLinear
 
 // renditionVersion changes whenever the bytes of a rendition would: the
-// encoder settings and the interpolator.
-const renditionVersion = "guidepub rendition v2 bilinear-halving q80"
+// encoder settings, the interpolator, the decoder (v3: JPEGs decoded at
+// reduced size, DecodeScale).
+const renditionVersion = "guidepub rendition v3 dct-scaled bilinear-halving q80"
 
 // Version changes whenever what is published of an image changes (what
 // Strip and StripPDF keep, the renditions' widths and bytes): the exporter counts it
 // among its settings, so that a new version re-exports every guide.
 const Version = "strip-v3 pdf-v2 " + renditionVersion + " 480,960,1600"
+
+// DecodeScale returns the scale (1, 2, 4 or 8: each dimension divided by
+// it) at which Renditions decodes an image of format f, width pixels
+// wide, for renditions of widths: for a JPEG, the halvings the rendition
+// steps would make of the full image (while it is more than twice as
+// wide as the widest rendition), done by the decoder instead
+// (jpegscale's reduced inverse DCTs average the same 2×2, 4×4 or 8×8
+// pixels a halving step does); 1 for other formats. See
+// docs/output.md#renditions.
+func DecodeScale(f Format, width int, widths []int) int {
+	if f != JPEG {
+		return 1
+	}
+	widest := 0
+	for _, w := range widths {
+		widest = max(widest, w)
+	}
+	s := 1
+	for s < 8 && (width+s-1)/s > 2*widest {
+		s *= 2
+	}
+	return s
+}
 
 // RenditionKey returns the key that identifies the rendition width wide
 // of the source image whose content has the SHA-256 source: a rendition
@@ -93,7 +119,9 @@ func KeyOf(data []byte) string {
 // content, for the key each rendition carries; kept is what the stripped
 // original kept for display (orientation, colour profile), which every
 // rendition carries too. The bytes depend only on the pixels, the widths
-// and kept. Memory is one decoded image and the current rendition.
+// and kept. A JPEG is decoded at reduced size (DecodeScale); memory is
+// the decoded image (and, for a progressive JPEG, its coefficients while
+// it decodes) and two renditions (see docs/robustness.md#decoding-budget).
 func Renditions(src io.Reader, f Format, source [sha256.Size]byte, kept Kept, widths []int, maxPixels int, emit func(width, height int, data []byte) error) error {
 	if maxPixels <= 0 {
 		maxPixels = DefaultMaxPixels
@@ -106,21 +134,34 @@ func Renditions(src io.Reader, f Format, source [sha256.Size]byte, kept Kept, wi
 	if err := checkPixels(cfg.Width, cfg.Height, maxPixels); err != nil {
 		return err
 	}
-	img, err := decode(f, io.MultiReader(&buf, src))
+	img, err := decode(f, io.MultiReader(&buf, src), DecodeScale(f, cfg.Width, widths))
 	if err != nil {
 		return fmt.Errorf("%s that does not decode: %v", f.Name(), err)
 	}
-	from := img
-	iw, ih := img.Bounds().Dx(), img.Bounds().Dy()
+	return scaleAll(img, f == JPEG, cfg.Width, cfg.Height, widths, func(w, h int, dst *image.RGBA) error {
+		var out bytes.Buffer
+		if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: Quality}); err != nil {
+			return err
+		}
+		return emit(w, h, withSegments(out.Bytes(), RenditionKey(source, w), kept))
+	})
+}
+
+// scaleAll scales the decoded image from, of an image width×height (from
+// may be smaller: decoded at reduced size), to each width of widths in
+// turn, each from the previous one, and calls emit with each. An image
+// that is not opaque is drawn over white.
+func scaleAll(from image.Image, opaque bool, width, height int, widths []int, emit func(w, h int, dst *image.RGBA) error) error {
 	scale := func(w int) *image.RGBA {
-		dst := image.NewRGBA(image.Rect(0, 0, w, RenditionHeight(iw, ih, w)))
-		// Renditions are opaque: JPEG has no transparency, so an image
-		// that may have some is drawn over white. Src, for an opaque
-		// source, takes x/image/draw's fast paths.
+		// The height is the full image's, scaled: the same whatever
+		// size it was decoded at.
+		dst := image.NewRGBA(image.Rect(0, 0, w, RenditionHeight(width, height, w)))
+		// Src, for an opaque source, takes x/image/draw's fast paths.
 		op := draw.Src
-		if f != JPEG && from == img {
+		if !opaque {
+			// Once, at the first step: JPEG has no transparency.
 			draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-			op = draw.Over
+			op, opaque = draw.Over, true
 		}
 		scaler.Scale(dst, dst.Bounds(), from, from.Bounds(), op, nil)
 		return dst
@@ -130,12 +171,7 @@ func Renditions(src io.Reader, f Format, source [sha256.Size]byte, kept Kept, wi
 			from = scale((from.Bounds().Dx() + 1) / 2)
 		}
 		dst := scale(w)
-		h := dst.Bounds().Dy()
-		var out bytes.Buffer
-		if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: Quality}); err != nil {
-			return err
-		}
-		if err := emit(w, h, withSegments(out.Bytes(), RenditionKey(source, w), kept)); err != nil {
+		if err := emit(w, dst.Bounds().Dy(), dst); err != nil {
 			return err
 		}
 		from = dst
@@ -143,10 +179,12 @@ func Renditions(src io.Reader, f Format, source [sha256.Size]byte, kept Kept, wi
 	return nil
 }
 
-func decode(f Format, r io.Reader) (image.Image, error) {
+// decode decodes r, a JPEG at 1/scale of its size (jpegscale), a PNG or
+// GIF at full size.
+func decode(f Format, r io.Reader, scale int) (image.Image, error) {
 	switch f {
 	case JPEG:
-		return jpeg.Decode(r)
+		return jpegscale.Decode(r, scale)
 	case PNG:
 		return png.Decode(r)
 	case GIF:

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/guidepub/guidepub/exporter/media/jpegscale"
+	"github.com/guidepub/guidepub/exporter/media/mediatest"
 )
 
 // BenchmarkDecode decodes a 12-megapixel photo (4000×3000, Go's encoder,
 // 4:2:0) with image/jpeg, and with jpegscale at each scale (scale-2 is
 // at 1/2).
 func BenchmarkDecode(b *testing.B) {
-	data := goJPEG(b, scene(4000, 3000), 85)
+	data := goJPEG(b, mediatest.Scene(4000, 3000), 85)
 	b.Run("image-jpeg", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for range b.N {

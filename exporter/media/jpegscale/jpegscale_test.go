@@ -17,31 +17,6 @@ import (
 	"github.com/guidepub/guidepub/fixtures"
 )
 
-// scene returns a w×h picture as a photo has them: smooth gradients,
-// hard edges (rectangles, a disc) and fine texture of several
-// frequencies, some of it near the sampling limit.
-func scene(w, h int) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			r := 60 + 150*fx + 30*math.Sin(float64(x)*0.9)*fy
-			g := 40 + 120*fy + 25*math.Sin(float64(x+y)*0.35)
-			b := 90 + 80*math.Sin(float64(x)*0.05)*math.Cos(float64(y)*0.07) + 20*math.Sin(float64(x*y)*0.002)
-			if (x/37+y/53)%5 == 0 {
-				r, g, b = 250, 245, 235 // a window: near white
-			}
-			if dx, dy := fx-0.6, fy-0.4; dx*dx+dy*dy < 0.02 {
-				r, g, b = 20, 30, 160
-			}
-			img.SetRGBA(x, y, color.RGBA{sat(r), sat(g), sat(b), 255})
-		}
-	}
-	return img
-}
-
-func sat(v float64) uint8 { return uint8(max(0, min(255, math.Round(v)))) }
-
 // gray returns the luma of img.
 func gray(img image.Image) *image.Gray {
 	b := img.Bounds()
@@ -208,7 +183,7 @@ var sizes = [][2]int{{640, 480}, {203, 149}, {37, 21}}
 func TestScaleOneIsImageJPEG(t *testing.T) {
 	for _, v := range variants {
 		for _, sz := range sizes {
-			data := v.make(t, scene(sz[0], sz[1]))
+			data := v.make(t, mediatest.Scene(sz[0], sz[1]))
 			want, err := jpeg.Decode(bytes.NewReader(data))
 			if err != nil {
 				t.Fatalf("%s %v: image/jpeg: %v", v.name, sz, err)
@@ -380,7 +355,7 @@ const minPSNR = 38
 func TestScaledIsBoxAverage(t *testing.T) {
 	for _, v := range variants {
 		for _, sz := range sizes {
-			data := v.make(t, scene(sz[0], sz[1]))
+			data := v.make(t, mediatest.Scene(sz[0], sz[1]))
 			full, err := jpeg.Decode(bytes.NewReader(data))
 			if err != nil {
 				t.Fatalf("%s %v: image/jpeg: %v", v.name, sz, err)
@@ -427,7 +402,7 @@ func TestScaledIsBoxAverage(t *testing.T) {
 // colour blocks take the full inverse DCT, no colour sample is repeated),
 // at 1/4 a 4:1:1 one 4:4:4 too, and at 1/2 a 4:1:1 one 4:2:2.
 func TestColourNotUpsampled(t *testing.T) {
-	img := scene(160, 96)
+	img := mediatest.Scene(160, 96)
 	for _, c := range []struct {
 		data  []byte
 		scale int
@@ -453,7 +428,7 @@ func TestColourNotUpsampled(t *testing.T) {
 // TestRefused: a scale other than 1, 2, 4 and 8 is refused; a truncated
 // or corrupt file gives image/jpeg's error at every scale.
 func TestRefused(t *testing.T) {
-	data := goJPEG(t, scene(64, 48), 85)
+	data := goJPEG(t, mediatest.Scene(64, 48), 85)
 	if _, err := jpegscale.Decode(bytes.NewReader(data), 3); err == nil || !strings.Contains(err.Error(), "scale") {
 		t.Errorf("scale 3: %v", err)
 	}
@@ -474,7 +449,7 @@ func TestRefused(t *testing.T) {
 // when its coefficients overflow the 16 bits they are kept in, which no
 // 8-bit encoder writes.)
 func FuzzDecode(f *testing.F) {
-	img := scene(48, 40)
+	img := mediatest.Scene(48, 40)
 	for _, v := range variants {
 		f.Add(v.make(f, img))
 	}

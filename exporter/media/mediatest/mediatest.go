@@ -14,6 +14,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"strings"
@@ -46,6 +47,31 @@ func Picture(w, h int) *image.RGBA {
 	}
 	return img
 }
+
+// Scene returns a w×h picture as a photo has them: smooth gradients,
+// hard edges (rectangles, a disc) and fine texture of several
+// frequencies, some of it near the sampling limit.
+func Scene(w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
+			r := 60 + 150*fx + 30*math.Sin(float64(x)*0.9)*fy
+			g := 40 + 120*fy + 25*math.Sin(float64(x+y)*0.35)
+			b := 90 + 80*math.Sin(float64(x)*0.05)*math.Cos(float64(y)*0.07) + 20*math.Sin(float64(x*y)*0.002)
+			if (x/37+y/53)%5 == 0 {
+				r, g, b = 250, 245, 235 // a window: near white
+			}
+			if dx, dy := fx-0.6, fy-0.4; dx*dx+dy*dy < 0.02 {
+				r, g, b = 20, 30, 160
+			}
+			img.SetRGBA(x, y, color.RGBA{sat8(r), sat8(g), sat8(b), 255})
+		}
+	}
+	return img
+}
+
+func sat8(v float64) uint8 { return uint8(max(0, min(255, math.Round(v)))) }
 
 // JPEG returns img encoded as a plain JPEG.
 func JPEG(img image.Image) []byte {
