@@ -3,6 +3,8 @@ package media
 import (
 	"fmt"
 	"strings"
+
+	"github.com/guidepub/guidepub/exporter/media/jpegscale"
 )
 
 // Decoding an image for its renditions, or parsing a PDF to strip it,
@@ -101,18 +103,18 @@ func (c DecodeCost) check(f Format, l Limits) error {
 }
 
 // The estimates, in bytes per pixel of the source image unless said
-// otherwise, from Go's decoders (image/jpeg, image/png, image/gif) and
-// the rendition code, checked against the peak resident memory measured
-// by BenchmarkHostileImages.
+// otherwise, from Go's decoders (image/png, image/gif), guidepub's JPEG
+// decoder (jpegscale) and the rendition code, checked against the peak
+// resident memory measured by BenchmarkHostileImages.
 const (
-	// renditionBytes: the first rendition step (half the width, RGBA)
-	// and the smaller ones after it.
-	renditionBytes = 1.5
+	// renditionSlack: the rendition steps hold a step's source and
+	// result (RGBA) at once, and the encoder's buffers and what the
+	// collector has not yet reclaimed add a fifth (renditionMemory).
+	renditionSlack = 1.2
 	// coefficientBytes: a progressive JPEG keeps every block's 64
-	// coefficients (int32) of each component until its last scan.
-	coefficientBytes = 4
-	// slack is a margin over the model, which measured within 2 % of
-	// the peaks (BenchmarkHostileImages, docs/robustness.md).
+	// coefficients (int16) of each component until its last scan.
+	coefficientBytes = 2
+	// slack is a margin over the model (docs/robustness.md).
 	slack = 1.1
 	// decodeBase is what any decode takes besides the image.
 	decodeBase = 16 << 20
@@ -122,9 +124,31 @@ const (
 )
 
 // estimate returns the memory of a decode taking perPixel bytes for each
-// of pixels.
-func estimate(pixels int64, perPixel float64) int64 {
-	return int64(float64(pixels)*(perPixel+renditionBytes)*slack) + decodeBase
+// of pixels, and then renditions bytes for the rendition steps.
+func estimate(pixels int64, perPixel float64, renditions int64) int64 {
+	return int64((float64(pixels)*perPixel+float64(renditions))*slack) + decodeBase
+}
+
+// renditionMemory returns what the rendition steps of an image width×height
+// take when it is decoded decodedWidth wide (see scaleAll): the largest
+// step source and result (RGBA) alive together, the decoded image not
+// counted, times renditionSlack.
+func renditionMemory(decodedWidth, width, height int) int64 {
+	widths := RenditionWidths(width)
+	rgba := func(w int) int64 { return 4 * int64(w) * int64(RenditionHeight(width, height, w)) }
+	var peak, prev int64
+	from := decodedWidth
+	step := func(w int) {
+		size := rgba(w)
+		peak, prev, from = max(peak, prev+size), size, w
+	}
+	for i := len(widths) - 1; i >= 0; i-- {
+		for from > 2*widths[i] {
+			step((from + 1) / 2)
+		}
+		step(widths[i])
+	}
+	return int64(float64(peak) * renditionSlack)
 }
 
 // jpegFrame is what a JPEG's frame header and scans say about its decode.
@@ -151,36 +175,47 @@ func parseFrame(m byte, p []byte) (jpegFrame, error) {
 	return f, nil
 }
 
-// cost returns the decode cost of a JPEG frame.
+// cost returns the decode cost of a JPEG frame, decoded for its
+// renditions at DecodeScale.
 func (f jpegFrame) cost() DecodeCost {
 	pixels := int64(f.width) * int64(f.height)
+	scale := DecodeScale(JPEG, f.width, RenditionWidths(f.width))
 	hmax, vmax := 1, 1
 	for _, s := range f.sampling {
 		hmax, vmax = max(hmax, s[0]), max(vmax, s[1])
 	}
-	// samples: each component's share of the pixels, summed.
-	samples, full := 0.0, 0
+	// samples: each component's share of the pixels, summed; decoded:
+	// the same at the decode's scale, where a subsampled component's
+	// blocks give more samples (at most 8×8: jpegscale's makeImg).
+	samples, decoded, full := 0.0, 0.0, 0
 	for _, s := range f.sampling {
 		share := float64(s[0]*s[1]) / float64(hmax*vmax)
 		samples += share
+		kx := float64(min(8, 8/scale*hmax/s[0])) / 8
+		ky := float64(min(8, 8/scale*vmax/s[1])) / 8
+		decoded += share * kx * ky
 		if share == 1 {
 			full++
 		}
 	}
-	perPixel := samples
+	perPixel := decoded
 	if len(f.sampling) == 4 {
 		// CMYK and YCCK are decoded into four planes, then converted to
-		// image.CMYK.
-		perPixel += 4
+		// an image.CMYK of the decoded size.
+		perPixel += 4 / float64(scale*scale)
 	}
 	kind := "baseline"
 	if f.progressive {
 		perPixel += coefficientBytes * samples
 		kind = "progressive"
 	}
-	shape := fmt.Sprintf("%s, %.1f megapixels, %d components (%d at full resolution), %d %s", kind,
-		float64(pixels)/1e6, len(f.sampling), full, f.scans, plural(f.scans, "scan"))
-	return DecodeCost{Bytes: estimate(pixels, perPixel), Work: pixels * int64(max(1, f.scans)), Shape: shape}
+	shape := fmt.Sprintf("%s, %.1f megapixels, %d %s (%d at full resolution), %d %s", kind, float64(pixels)/1e6,
+		len(f.sampling), plural(len(f.sampling), "component"), full, f.scans, plural(f.scans, "scan"))
+	if scale > 1 {
+		shape += fmt.Sprintf(", decoded at 1/%d", scale)
+	}
+	dw, _ := jpegscale.Size(f.width, f.height, scale)
+	return DecodeCost{Bytes: estimate(pixels, perPixel, renditionMemory(dw, f.width, f.height)), Work: pixels * int64(max(1, f.scans)), Shape: shape}
 }
 
 // pngCost returns the decode cost of a PNG from its header chunk's data.
@@ -200,7 +235,7 @@ func pngCost(ihdr []byte) DecodeCost {
 		kind = "interlaced"
 	}
 	shape := fmt.Sprintf("%.1f megapixels, %d bits per sample, %s", float64(w*h)/1e6, depth, kind)
-	return DecodeCost{Bytes: estimate(w*h, perPixel), Work: w * h, Shape: shape}
+	return DecodeCost{Bytes: estimate(w*h, perPixel, renditionMemory(int(w), int(w), int(h))), Work: w * h, Shape: shape}
 }
 
 // gifCost returns the decode cost of a GIF whose logical screen is w×h:
@@ -208,7 +243,7 @@ func pngCost(ihdr []byte) DecodeCost {
 func gifCost(w, h, frames int) DecodeCost {
 	pixels := int64(w) * int64(h)
 	shape := fmt.Sprintf("%.1f megapixels, %d %s", float64(pixels)/1e6, frames, plural(frames, "frame"))
-	return DecodeCost{Bytes: estimate(pixels, 1), Work: pixels, Shape: shape}
+	return DecodeCost{Bytes: estimate(pixels, 1, renditionMemory(w, w, h)), Work: pixels, Shape: shape}
 }
 
 // pdfCost returns the cost of stripping a PDF of size bytes.

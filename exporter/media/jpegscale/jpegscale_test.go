@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -483,4 +484,40 @@ func FuzzDecode(f *testing.F) {
 // progressive says whether data has a progressive frame header.
 func progressive(data []byte) bool {
 	return bytes.Contains(data, []byte{0xFF, 0xC2})
+}
+
+// TestMemory: a sequential JPEG decoded at 1/2 allocates the planes of
+// the half-size image and nothing of the full size; a progressive one
+// adds its coefficients, 2 bytes each, and nothing else of the full size.
+func TestMemory(t *testing.T) {
+	const w, h = 1600, 1200
+	img := mediatest.Scene(w, h)
+	base := goJPEG(t, img, 85) // 4:2:0
+	data, err := mediatest.Jpegtran(base, "-progressive")
+	prog := libjpeg(t, data, err)
+	// At 1/2, a 4:2:0 image is 4:4:4: three planes of w/2 × h/2.
+	planes := 3 * (w / 2) * (h / 2)
+	coefficients := 2 * (w*h + 2*(w/2)*(h/2))
+	for _, c := range []struct {
+		name string
+		data []byte
+		max  int
+	}{
+		{"baseline", base, planes},
+		{"progressive", prog, planes + coefficients},
+	} {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := jpegscale.Decode(bytes.NewReader(c.data), 2); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		// 64 KiB for the decoder itself (its tables) and the reader.
+		alloc := int(after.TotalAlloc - before.TotalAlloc)
+		if alloc > c.max+64<<10 {
+			t.Errorf("%s at 1/2: allocated %d KiB, want at most %d KiB", c.name, alloc>>10, (c.max+64<<10)>>10)
+		}
+		t.Logf("%s at 1/2: allocated %d KiB (a full-size plane: %d KiB)", c.name, alloc>>10, w*h>>10)
+	}
 }

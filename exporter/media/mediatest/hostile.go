@@ -166,3 +166,31 @@ func (c *chunkWriter) flush() {
 		c.buf = c.buf[:0]
 	}
 }
+
+// JPEGDeclaring returns a JPEG whose headers declare a w×h image, of the
+// components' sampling factors sampling (0x22, 0x11, 0x11 for 4:2:0),
+// progressive or not, with scans scans of a few bytes each: a file whose
+// structure checks, that a decoder refuses or decodes into noise, for
+// what its headers make a decoder spend.
+func JPEGDeclaring(w, h int, progressive bool, sampling []byte, scans int) []byte {
+	out := []byte{0xFF, 0xD8}
+	out = append(out, segment(0xDB, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...))...)
+	sof := []byte{8, byte(h >> 8), byte(h), byte(w >> 8), byte(w), byte(len(sampling))}
+	for i, s := range sampling {
+		sof = append(sof, byte(i+1), s, 0)
+	}
+	m := byte(0xC0)
+	if progressive {
+		m = 0xC2
+	}
+	out = append(out, segment(m, sof)...)
+	for range scans {
+		sos := []byte{byte(len(sampling))}
+		for i := range sampling {
+			sos = append(sos, byte(i+1), 0)
+		}
+		out = append(out, segment(0xDA, append(sos, 0, 63, 0))...)
+		out = append(out, 0x12, 0x34, 0x56)
+	}
+	return append(out, 0xFF, 0xD9)
+}
