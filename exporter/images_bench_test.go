@@ -1,11 +1,15 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +61,11 @@ func renditionGuide(b *testing.B, dir string) {
 // (floor-s, the compression floor); then an export after a guide.json
 // edit (edit-ms), which makes no rendition. Per guide; rend-cpu-s is the
 // CPU time renditions add, which a busy machine does not inflate.
+// photo-cpu-ms is the CPU time of one photo's renditions (one decode,
+// three widths). The anchor, when Debian's vipsthumbnail (libvips-tools)
+// is on PATH: vipsthumbnail run once per width on each of the guide's
+// images (vips-cpu-s, against rend-cpu-s) and on the photo
+// (vips-photo-cpu-ms, against photo-cpu-ms), its process CPU time.
 func BenchmarkRenditions(b *testing.B) {
 	root := b.TempDir()
 	src := filepath.Join(root, "src")
@@ -148,8 +157,87 @@ func BenchmarkRenditions(b *testing.B) {
 		b.ReportMetric(full.Seconds()/floor.Seconds(), "full/floor")
 		b.ReportMetric(norend.Seconds()/floor.Seconds(), "norend/floor")
 		b.ReportMetric(float64(made), "decoded")
+		photo := filepath.Join(src, "bundle-00000", filepath.FromSlash(genGuide(0).Media.Photos[0].File))
+		b.ReportMetric(float64(photoRenditionsCPU(b, photo).Microseconds())/1000, "photo-cpu-ms")
+		if all, one := vipsThumbnails(b, filepath.Join(src, "bundle-00000"), photo, root); all > 0 {
+			b.ReportMetric(all.Seconds(), "vips-cpu-s")
+			b.ReportMetric(float64(one.Microseconds())/1000, "vips-photo-cpu-ms")
+		}
 		b.ReportMetric(float64(edit.Milliseconds()), "edit-ms")
 		peak, _ := procstat.PeakRSS()
 		b.ReportMetric(peak, "peakRSS-MB")
 	}
+}
+
+// photoRenditionsCPU returns the CPU time of making the renditions of the
+// image at path, as an export does (one decode, every width).
+func photoRenditionsCPU(b *testing.B, path string) time.Duration {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	widths := slices.Clone(media.RenditionWidths(4000))
+	slices.Reverse(widths)
+	c0 := procstat.CPUTime()
+	err = media.Renditions(bytes.NewReader(data), media.JPEG, sha256.Sum256(data), media.Kept{}, widths, 0, func(int, int, []byte) error { return nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return procstat.CPUTime() - c0
+}
+
+// vipsThumbnails runs vipsthumbnail once for each width of media.Widths
+// narrower than the image on every JPEG under dir (width-bound, quality
+// Quality, one thread), and returns its CPU time in all and for the photo
+// at photo alone; 0 when vipsthumbnail is not on PATH.
+func vipsThumbnails(b *testing.B, dir, photo, tmp string) (all, one time.Duration) {
+	vips, err := exec.LookPath("vipsthumbnail")
+	if err != nil {
+		b.Log("no vipsthumbnail on PATH (Debian's libvips-tools): the libvips anchor is not measured")
+		return 0, 0
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jpg"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no JPEG under %s: %v", dir, err)
+	}
+	out := filepath.Join(tmp, "vips")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i, f := range files {
+		info, err := media.Check(mustOpen(b, f), fileSize(b, f), media.Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range media.RenditionWidths(info.Width) {
+			cmd := exec.Command(vips, f, "--size", fmt.Sprint(w, "x"), "-o", filepath.Join(out, fmt.Sprintf("%d-%d.jpg[Q=%d]", i, w, media.Quality)))
+			cmd.Env = append(os.Environ(), "VIPS_CONCURRENCY=1")
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("vipsthumbnail %s: %v\n%s", f, err, msg)
+			}
+			cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			all += cpu
+			if f == photo {
+				one += cpu
+			}
+		}
+	}
+	return all, one
+}
+
+func mustOpen(b *testing.B, path string) *os.File {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
 }

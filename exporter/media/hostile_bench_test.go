@@ -27,8 +27,9 @@ type hostileImage struct {
 // flat 20-megapixel progressive JPEG with 2,000 more refinement scans,
 // a 50-megapixel progressive JPEG with full-resolution colour (4:4:4), a
 // 50-megapixel 16-bit interlaced PNG; and, for reference, a 50-megapixel
-// baseline JPEG (4:2:0, as cameras write them) and a 24-megapixel
-// progressive one (4:2:0, as photo editors export them). (A CMYK one is
+// baseline JPEG (4:2:0, as cameras write them), the same made progressive,
+// and a 24-megapixel progressive one (4:2:0, as photo editors export
+// them). (A CMYK one is
 // not here: none of the encoders at hand writes CMYK.)
 var hostileImages = []hostileImage{
 	{"scans-2000-20MP", media.JPEG, func(b *testing.B) []byte { return manyScans(b, 5472, 3648, 2000) }},
@@ -43,6 +44,9 @@ var hostileImages = []hostileImage{
 		return buf.Bytes()
 	}},
 	{"baseline-420-50MP", media.JPEG, func(b *testing.B) []byte { return mediatest.JPEG(mediatest.Picture(8160, 6120)) }},
+	{"progressive-420-50MP", media.JPEG, func(b *testing.B) []byte {
+		return encoded(b)(mediatest.Jpegtran(mediatest.JPEG(mediatest.Picture(8160, 6120)), "-progressive"))
+	}},
 	{"progressive-420-24MP", media.JPEG, func(b *testing.B) []byte {
 		return encoded(b)(mediatest.Jpegtran(mediatest.JPEG(mediatest.Picture(6000, 4000)), "-progressive"))
 	}},
