@@ -228,16 +228,30 @@ func (d *decoder) processSOS(n int) error {
 
 					// Load the previous partially decoded coefficients, if applicable.
 					if d.progressive {
-						d.progCoeffs[compIndex][by*mxx*hi+bx].load(&b)
+						c := &d.progCoeffs[compIndex][by*mxx*hi+bx]
+						// A refinement scan refines the coefficients where
+						// they are kept, and a block in an end-of-band run of
+						// an AC scan gets nothing: neither copies the block in
+						// and out (unlike image/jpeg, which copies every block
+						// of every scan; a file of many near-empty scans costs
+						// a pass over the blocks for each).
+						if ah != 0 {
+							if err := d.refine(c, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
+								return err
+							}
+							continue
+						}
+						if zigStart != 0 && d.eobRun > 0 {
+							d.eobRun--
+							continue
+						}
+						c.load(&b)
 					} else {
 						b = block{}
 					}
 
-					if ah != 0 {
-						if err := d.refine(&b, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
-							return err
-						}
-					} else {
+					// (ah is 0 here: refinement scans are progressive.)
+					{
 						zig := zigStart
 						if zig == 0 {
 							zig++
@@ -346,7 +360,8 @@ func (d *decoder) processSOS(n int) error {
 
 // refine decodes a successive approximation refinement block, as specified in
 // section G.1.2.
-func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) error {
+func (d *decoder) refine(b *coeffs, h *huffman, zigStart, zigEnd, delta32 int32) error {
+	delta := int16(delta32)
 	// Refining a DC component is trivial.
 	if zigStart == 0 {
 		if zigEnd != 0 {
@@ -367,7 +382,7 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 	if d.eobRun == 0 {
 	loop:
 		for ; zig <= zigEnd; zig++ {
-			z := int32(0)
+			z := int16(0)
 			value, err := d.decodeHuffman(h)
 			if err != nil {
 				return err
@@ -424,7 +439,7 @@ func (d *decoder) refine(b *block, h *huffman, zigStart, zigEnd, delta int32) er
 
 // refineNonZeroes refines non-zero entries of b in zig-zag order. If nz >= 0,
 // the first nz zero entries are skipped over.
-func (d *decoder) refineNonZeroes(b *block, zig, zigEnd, nz, delta int32) (int32, error) {
+func (d *decoder) refineNonZeroes(b *coeffs, zig, zigEnd, nz int32, delta int16) (int32, error) {
 	for ; zig <= zigEnd; zig++ {
 		u := unzig[zig]
 		if b[u] == 0 {
