@@ -67,7 +67,7 @@ const Version = "strip-v3 pdf-v2 " + renditionVersion + " 480,960,1600"
 // wide as the widest rendition), done by the decoder instead
 // (jpegscale's reduced inverse DCTs average the same 2×2, 4×4 or 8×8
 // pixels a halving step does); 1 for other formats. See
-// docs/output.md#renditions.
+// docs/output.md#images.
 func DecodeScale(f Format, width int, widths []int) int {
 	if f != JPEG {
 		return 1

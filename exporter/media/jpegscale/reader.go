@@ -27,7 +27,7 @@
 // component sample at the output size), so nothing of full size is ever
 // allocated. A progressive JPEG keeps every coefficient of every block (2
 // bytes per component sample at full size) until its last scan, then
-// reconstructs the scaled planes from them. See docs/output.md#renditions.
+// reconstructs the scaled planes from them. See docs/output.md#images.
 //
 // JPEG is defined in ITU-T T.81: https://www.w3.org/Graphics/JPEG/itu-t81.pdf.
 package jpegscale
