@@ -4,6 +4,10 @@
 
 package jpegscale
 
+// This is image/jpeg's dct.go without the forward DCT (fdct, fdctCols and
+// fdctRows), which only its encoder uses; the reduced inverse DCTs are in
+// idctbox.go.
+
 // Discrete Cosine Transformation (DCT) implementations using the algorithm from
 // Christoph Loeffler, Adriaan Lightenberg, and George S. Mostchytz,
 // “Practical Fast 1-D DCT Algorithms with 11 Multiplications,” ICASSP 1989.
