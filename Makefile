@@ -42,10 +42,11 @@ bench: ## run the benchmarks (narrow with PKGS=... BENCH=regexp) and rewrite the
 	@if [ "$(PKGS)" = "./..." ] && [ "$(BENCH)" = "." ]; then \
 	  GUIDEPUB_LIGHTHOUSE=1 $(GO) test -count=1 -run TestLighthouse -v ./cmd/guidepub/; fi
 
-fuzz: ## fuzz the bundle parser and the sidecar's request handling for a while
+fuzz: ## fuzz the bundle parser, the request handling of the sidecar and serve, and the JPEG decoder for a while
 	$(GO) test -run '^$$' -fuzz FuzzParseBundle -fuzztime 60s -fuzzminimizetime 5s ./exporter/bundle
 	$(GO) test -run '^$$' -fuzz FuzzPortalRequest -fuzztime 60s -fuzzminimizetime 5s ./sidecar
 	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s -fuzzminimizetime 5s ./site/serve
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s -fuzzminimizetime 5s ./exporter/media/jpegscale
 
 build: ## build a static binary into $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/guidepub
