@@ -1,0 +1,83 @@
+package serve
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the printed configurations under testdata/config")
+
+// configCases are the deployments whose printed configurations are kept
+// under testdata/config: those of the tests, the docs and deploy/, with
+// and without a sidecar, on a port, an address and an IPv6 address.
+var configCases = []struct {
+	name string
+	opts ConfigOptions
+}{
+	{"sidecar", ConfigOptions{Dir: "/srv/public", Listen: "127.0.0.1:8080", Sidecar: "127.0.0.1:8081"}},
+	{"no-sidecar", ConfigOptions{Dir: "/srv", Listen: "80"}},
+	{"docs", ConfigOptions{Dir: "/srv/guidepub/public", Listen: "80", Sidecar: "127.0.0.1:8081"}},
+	{"docs-port", ConfigOptions{Dir: "/srv/guidepub/public", Listen: ":80", Sidecar: "127.0.0.1:8081"}},
+	{"compose", ConfigOptions{Dir: "/data/public", Listen: "8080", Sidecar: "sidecar:8080"}},
+	{"ipv6", ConfigOptions{Dir: "/tmp/TestCaddyParity123/001", Listen: "[::1]:8443", Sidecar: "[::1]:9090"}},
+	{"test-address", ConfigOptions{Dir: "/tmp/TestNginxParity/001/public", Listen: "127.0.0.1:41234"}},
+}
+
+// TestConfigGolden compares what WriteConfig prints, for nginx and Caddy
+// in every case of configCases and for the _headers file (which takes no
+// options), with testdata/config/<kind>-<case> (-update rewrites them).
+func TestConfigGolden(t *testing.T) {
+	for _, kind := range []string{"nginx", "caddy", "headers"} {
+		for _, c := range configCases {
+			if kind == "headers" && c.name != configCases[0].name {
+				continue
+			}
+			t.Run(kind+"-"+c.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := WriteConfig(&buf, kind, c.opts); err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join("testdata", "config", kind+"-"+c.name)
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatalf("%v (run go test -update)", err)
+				}
+				if got := buf.String(); got != string(want) {
+					t.Errorf("%s differs (run go test -update and review the diff): %s", p, firstLineDiff(string(want), got))
+				}
+			})
+		}
+	}
+}
+
+// firstLineDiff names the first line where got differs from want.
+func firstLineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return fmt.Sprintf("line %d:\n- %q\n+ %q", i+1, wl, gl)
+		}
+	}
+	return "same lines"
+}
