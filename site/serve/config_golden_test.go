@@ -81,3 +81,37 @@ func firstLineDiff(want, got string) string {
 	}
 	return "same lines"
 }
+
+// TestHostingExamples checks that the configurations docs/hosting.md
+// shows are what WriteConfig prints for the options its summaries name.
+func TestHostingExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "hosting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := ConfigOptions{Dir: "/srv/guidepub/public", Listen: "80", Sidecar: "127.0.0.1:8081"}
+	docsPort := docs
+	docsPort.Listen = ":80"
+	for _, ex := range []struct {
+		fence, kind string
+		opts        ConfigOptions
+	}{
+		{"```nginx\n", "nginx", docs},
+		{"```caddyfile\n", "caddy", docsPort},
+		{"```text\n", "headers", ConfigOptions{}},
+	} {
+		_, shown, ok := strings.Cut(string(doc), ex.fence)
+		shown, _, ok2 := strings.Cut(shown, "```")
+		if !ok || !ok2 {
+			t.Errorf("docs/hosting.md has no %q block", strings.TrimSpace(ex.fence))
+			continue
+		}
+		var buf bytes.Buffer
+		if err := WriteConfig(&buf, ex.kind, ex.opts); err != nil {
+			t.Fatal(err)
+		}
+		if shown != buf.String() {
+			t.Errorf("docs/hosting.md's %s example differs from --print-config %s: %s", ex.kind, ex.kind, firstLineDiff(buf.String(), shown))
+		}
+	}
+}

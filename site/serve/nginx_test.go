@@ -136,7 +136,8 @@ http {
 }
 
 // TestNginxParity serves one tree with guidepub serve and with nginx
-// configured by WriteConfig, and compares the headers clients rely on.
+// configured by WriteConfig (the server block of nginx.conf.tmpl), and
+// compares the headers clients rely on.
 func TestNginxParity(t *testing.T) {
 	tt := newTestTree()
 	tt.media["v1/index.html"] = []byte("<p>branded</p>")
