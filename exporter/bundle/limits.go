@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -249,105 +248,142 @@ func stackPath(stack []frame) string {
 // Parse reports it.
 func CheckLimits(data []byte, lim Limits) []Problem {
 	lim = lim.WithDefaults()
-	root := shapes(lim.counted())
-	counts := map[string]int{}
+	scan := &limitScan{root: shapes(lim.counted()), counts: map[string]int{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var stack []frame
-	afterValue := func() {
-		if n := len(stack); n > 0 && !stack[n-1].arr {
-			stack[n-1].expectKey = true
-		}
-	}
-	// count counts one more of l, the seen-th of its list, and returns its
-	// problem when that is one too many.
-	count := func(l *limit, seen int) []Problem {
-		if l == nil {
-			return nil
-		}
-		if !l.perList {
-			counts[l.what]++
-			seen = counts[l.what]
-		}
-		if seen <= l.max {
-			return nil
-		}
-		if l.flag == "" {
-			// A list of distinct known values: the list is at fault.
-			return []Problem{{Path: stackPath(stack[:len(stack)-1]), Message: fmt.Sprintf("more than %d %s; no guide has more", l.max, l.what)}}
-		}
-		return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)}}
-	}
-	// countEntry counts the seen-th entry of the innermost array or
-	// object, of shape sh, against its limit or MaxEntries.
-	countEntry := func(sh *shape, seen int) []Problem {
-		if sh != nil && sh.list != nil {
-			return count(sh.list, seen)
-		}
-		if seen > MaxEntries {
-			return []Problem{{Path: stackPath(stack[:len(stack)-1]), Message: fmt.Sprintf("more than %d entries; no guide has that many here", MaxEntries)}}
-		}
-		return nil
-	}
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
 		if err != nil {
-			return nil // not JSON: Parse says why
+			return nil // io.EOF: all within the limits; otherwise not JSON, and Parse says why
 		}
-		n := len(stack)
-		if n > 0 && !stack[n-1].arr && stack[n-1].expectKey {
-			if tok == json.Delim('}') {
-				stack = stack[:n-1]
-				afterValue()
-				continue
-			}
-			key, _ := tok.(string)
-			stack[n-1].key, stack[n-1].expectKey = key, false
-			stack[n-1].idx++
-			if p := countEntry(stack[n-1].shape, stack[n-1].idx); p != nil {
-				return p
-			}
-			continue
-		}
-		if tok == json.Delim(']') {
-			stack = stack[:n-1]
-			afterValue()
-			continue
-		}
-		// tok starts a value: its shape is that of its place in its parent.
-		sh := root
-		if n > 0 {
-			parent := &stack[n-1]
-			if parent.arr {
-				parent.idx++
-				if p := countEntry(parent.shape, parent.idx); p != nil {
-					return p
-				}
-				if parent.shape != nil {
-					sh = parent.shape.elems
-				} else {
-					sh = nil
-				}
-			} else {
-				sh = parent.shape.member(parent.key)
-			}
-		}
-		if s, ok := tok.(string); ok && s != "" && sh != nil {
-			if p := count(sh.strings, 0); p != nil {
-				return p
-			}
-		}
-		switch tok {
-		case json.Delim('['), json.Delim('{'):
-			if n == MaxDepth {
-				return []Problem{{Path: stackPath(stack), Message: fmt.Sprintf("arrays and objects nested more than %d levels deep; no guide needs more than 10", MaxDepth)}}
-			}
-			stack = append(stack, frame{arr: tok == json.Delim('['), expectKey: tok == json.Delim('{'), shape: sh})
-		default:
-			afterValue()
+		if p := scan.token(tok); p != nil {
+			return p
 		}
 	}
+}
+
+// limitScan is the state of CheckLimits: the open arrays and objects, and
+// how many of each counted what it has seen.
+type limitScan struct {
+	root   *shape
+	counts map[string]int // by limit.what
+	stack  []frame
+}
+
+// token reads the next token of guide.json and returns the problem it
+// makes, or nil.
+func (s *limitScan) token(tok json.Token) []Problem {
+	n := len(s.stack)
+	if n > 0 && !s.stack[n-1].arr && s.stack[n-1].expectKey {
+		return s.key(tok)
+	}
+	if tok == json.Delim(']') {
+		s.close()
+		return nil
+	}
+	return s.value(tok)
+}
+
+// key reads tok where an object's key or its end is expected.
+func (s *limitScan) key(tok json.Token) []Problem {
+	if tok == json.Delim('}') {
+		s.close()
+		return nil
+	}
+	top := &s.stack[len(s.stack)-1]
+	top.key, _ = tok.(string)
+	top.expectKey = false
+	top.idx++
+	return s.countEntry(top.shape, top.idx)
+}
+
+// value reads tok, which starts a value: a string or another scalar, or
+// an array or object that opens.
+func (s *limitScan) value(tok json.Token) []Problem {
+	sh, p := s.place()
+	if p != nil {
+		return p
+	}
+	if str, ok := tok.(string); ok && str != "" && sh != nil {
+		if p := s.count(sh.strings, 0); p != nil {
+			return p
+		}
+	}
+	switch tok {
+	case json.Delim('['), json.Delim('{'):
+		if len(s.stack) == MaxDepth {
+			return []Problem{{Path: stackPath(s.stack), Message: fmt.Sprintf("arrays and objects nested more than %d levels deep; no guide needs more than 10", MaxDepth)}}
+		}
+		s.stack = append(s.stack, frame{arr: tok == json.Delim('['), expectKey: tok == json.Delim('{'), shape: sh})
+	default:
+		s.afterValue()
+	}
+	return nil
+}
+
+// place returns the shape of the value that starts: that of its place in
+// its parent. An array's element is counted there.
+func (s *limitScan) place() (*shape, []Problem) {
+	n := len(s.stack)
+	if n == 0 {
+		return s.root, nil
+	}
+	parent := &s.stack[n-1]
+	if !parent.arr {
+		return parent.shape.member(parent.key), nil
+	}
+	parent.idx++
+	if p := s.countEntry(parent.shape, parent.idx); p != nil {
+		return nil, p
+	}
+	if parent.shape == nil {
+		return nil, nil
+	}
+	return parent.shape.elems, nil
+}
+
+// close ends the innermost array or object.
+func (s *limitScan) close() {
+	s.stack = s.stack[:len(s.stack)-1]
+	s.afterValue()
+}
+
+// afterValue notes that a value of the innermost object has been read:
+// a key or its end comes next.
+func (s *limitScan) afterValue() {
+	if n := len(s.stack); n > 0 && !s.stack[n-1].arr {
+		s.stack[n-1].expectKey = true
+	}
+}
+
+// count counts one more of l, the seen-th of its list, and returns its
+// problem when that is one too many.
+func (s *limitScan) count(l *limit, seen int) []Problem {
+	if l == nil {
+		return nil
+	}
+	if !l.perList {
+		s.counts[l.what]++
+		seen = s.counts[l.what]
+	}
+	if seen <= l.max {
+		return nil
+	}
+	if l.flag == "" {
+		// A list of distinct known values: the list is at fault.
+		return []Problem{{Path: stackPath(s.stack[:len(s.stack)-1]), Message: fmt.Sprintf("more than %d %s; no guide has more", l.max, l.what)}}
+	}
+	return []Problem{{Path: stackPath(s.stack), Message: fmt.Sprintf("the guide holds more than %d %s, the limit for one bundle (raise it with %s)", l.max, l.what, l.flag)}}
+}
+
+// countEntry counts the seen-th entry of the innermost array or object,
+// of shape sh, against its limit or MaxEntries.
+func (s *limitScan) countEntry(sh *shape, seen int) []Problem {
+	if sh != nil && sh.list != nil {
+		return s.count(sh.list, seen)
+	}
+	if seen > MaxEntries {
+		return []Problem{{Path: stackPath(s.stack[:len(s.stack)-1]), Message: fmt.Sprintf("more than %d entries; no guide has that many here", MaxEntries)}}
+	}
+	return nil
 }
