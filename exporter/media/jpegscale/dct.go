@@ -6,7 +6,9 @@ package jpegscale
 
 // This is image/jpeg's dct.go without the forward DCT (fdct, fdctCols and
 // fdctRows), which only its encoder uses; the reduced inverse DCTs are in
-// idctbox.go.
+// idctbox.go. idctRows loads and stores a row in one multiple assignment
+// each, where image/jpeg has a statement per element, which keeps it
+// under 80 lines; the compiled code is the same.
 
 // Discrete Cosine Transformation (DCT) implementations using the algorithm from
 // Christoph Loeffler, Adriaan Lightenberg, and George S. Mostchytz,
@@ -165,14 +167,7 @@ func idct(b *block) {
 func idctRows(b *block) {
 	for i := range 8 {
 		x := b[8*i : 8*i+8 : 8*i+8]
-		x0 := x[0]
-		x7 := x[1]
-		x2 := x[2]
-		x5 := x[3]
-		x1 := x[4]
-		x6 := x[5]
-		x3 := x[6]
-		x4 := x[7]
+		x0, x7, x2, x5, x1, x6, x3, x4 := x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
 
 		// Run FDCT backward.
 		// Independent operations have been reordered somewhat
@@ -235,14 +230,7 @@ func idctRows(b *block) {
 		// but it is faster to let idctCols shift it away as part
 		// of other operations rather than downshift here.
 
-		x[0] = x0
-		x[1] = x1
-		x[2] = x2
-		x[3] = x3
-		x[4] = x4
-		x[5] = x5
-		x[6] = x6
-		x[7] = x7
+		x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7] = x0, x1, x2, x3, x4, x5, x6, x7
 	}
 }
 

@@ -130,45 +130,51 @@ func (d *decoder) processDHT(n int) error {
 			return err
 		}
 
-		// Derive the look-up table.
-		clear(h.lut[:])
-		var x, code uint32
-		for i := uint32(0); i < lutSize; i++ {
-			code <<= 1
-			for j := int32(0); j < nCodes[i]; j++ {
-				// The codeLength is 1+i, so shift code by 8-(1+i) to
-				// calculate the high bits for every 8-bit sequence
-				// whose codeLength's high bits matches code.
-				// The high 8 bits of lutValue are the encoded value.
-				// The low 8 bits are 1 plus the codeLength.
-				base := uint8(code << (7 - i))
-				lutValue := uint16(h.vals[x])<<8 | uint16(2+i)
-				for k := uint8(0); k < 1<<(7-i); k++ {
-					h.lut[base|k] = lutValue
-				}
-				code++
-				x++
-			}
-		}
-
-		// Derive minCodes, maxCodes, and valsIndices.
-		var c, index int32
-		for i, n := range nCodes {
-			if n == 0 {
-				h.minCodes[i] = -1
-				h.maxCodes[i] = -1
-				h.valsIndices[i] = -1
-			} else {
-				h.minCodes[i] = c
-				h.maxCodes[i] = c + n - 1
-				h.valsIndices[i] = index
-				c += n
-				index += n
-			}
-			c <<= 1
-		}
+		h.derive(&nCodes)
 	}
 	return nil
+}
+
+// derive derives h's look-up table, minCodes, maxCodes and valsIndices
+// from h.vals and nCodes, the number of codes of each length.
+func (h *huffman) derive(nCodes *[maxCodeLength]int32) {
+	// Derive the look-up table.
+	clear(h.lut[:])
+	var x, code uint32
+	for i := uint32(0); i < lutSize; i++ {
+		code <<= 1
+		for j := int32(0); j < nCodes[i]; j++ {
+			// The codeLength is 1+i, so shift code by 8-(1+i) to
+			// calculate the high bits for every 8-bit sequence
+			// whose codeLength's high bits matches code.
+			// The high 8 bits of lutValue are the encoded value.
+			// The low 8 bits are 1 plus the codeLength.
+			base := uint8(code << (7 - i))
+			lutValue := uint16(h.vals[x])<<8 | uint16(2+i)
+			for k := uint8(0); k < 1<<(7-i); k++ {
+				h.lut[base|k] = lutValue
+			}
+			code++
+			x++
+		}
+	}
+
+	// Derive minCodes, maxCodes, and valsIndices.
+	var c, index int32
+	for i, n := range nCodes {
+		if n == 0 {
+			h.minCodes[i] = -1
+			h.maxCodes[i] = -1
+			h.valsIndices[i] = -1
+		} else {
+			h.minCodes[i] = c
+			h.maxCodes[i] = c + n - 1
+			h.valsIndices[i] = index
+			c += n
+			index += n
+		}
+		c <<= 1
+	}
 }
 
 // decodeHuffman returns the next Huffman-coded value from the bit-stream,

@@ -8,10 +8,16 @@
 // reduced inverse DCT, so a scaled decode never holds the image at full
 // size. It is Go's image/jpeg decoder (Go 1.26, BSD-3-Clause: see the
 // LICENSE file beside this one), kept as it is except for what scaling
-// needs: the inverse DCT of each size (idct.go), the size of the output
+// needs: the inverse DCT of each size (idctbox.go), the size of the output
 // planes, the colour conversions on the smaller planes, and the
 // coefficients of a progressive image, kept between scans as int16 (as
-// libjpeg keeps them) instead of int32.
+// libjpeg keeps them) instead of int32. Its functions of more than 80
+// lines are cut into named steps, their statements as they were: decode
+// into nextMarker and processSegment, processSOF into readSOFComponent
+// and samplingFactors, processSOS into readScanComponents,
+// readSpectralSelection and decodeScan (with restart, decodeMCUComponent,
+// decodeBlock and decodeCoefficients), processDHT's table derivation into
+// huffman.derive.
 //
 // A reduced inverse DCT computes, from a block's coefficients, the average
 // of each 2×2, 4×4 or 8×8 square of the pixels the full inverse DCT would
@@ -356,99 +362,118 @@ func (d *decoder) processSOF(n int) error {
 	}
 
 	for i := 0; i < d.nComp; i++ {
-		d.comp[i].c = d.tmp[6+3*i]
-		// Section B.2.2 states that "the value of C_i shall be different from
-		// the values of C_1 through C_(i-1)".
-		for j := 0; j < i; j++ {
-			if d.comp[i].c == d.comp[j].c {
-				return FormatError("repeated component identifier")
-			}
+		if err := d.readSOFComponent(i); err != nil {
+			return err
 		}
-
-		d.comp[i].tq = d.tmp[8+3*i]
-		if d.comp[i].tq > maxTq {
-			return FormatError("bad Tq value")
-		}
-
-		hv := d.tmp[7+3*i]
-		h, v := int(hv>>4), int(hv&0x0f)
-		if h < 1 || 4 < h || v < 1 || 4 < v {
-			return FormatError("luma/chroma subsampling ratio")
-		}
-		if h == 3 || v == 3 {
-			return errUnsupportedSubsamplingRatio
-		}
-		switch d.nComp {
-		case 1:
-			// If a JPEG image has only one component, section A.2 says "this data
-			// is non-interleaved by definition" and section A.2.2 says "[in this
-			// case...] the order of data units within a scan shall be left-to-right
-			// and top-to-bottom... regardless of the values of H_1 and V_1". Section
-			// 4.8.2 also says "[for non-interleaved data], the MCU is defined to be
-			// one data unit". Similarly, section A.1.1 explains that it is the ratio
-			// of H_i to max_j(H_j) that matters, and similarly for V. For grayscale
-			// images, H_1 is the maximum H_j for all components j, so that ratio is
-			// always 1. The component's (h, v) is effectively always (1, 1): even if
-			// the nominal (h, v) is (2, 1), a 20x5 image is encoded in three 8x8
-			// MCUs, not two 16x8 MCUs.
-			h, v = 1, 1
-
-		case 3:
-			// For YCbCr images, we only support 4:4:4, 4:4:0, 4:2:2, 4:2:0,
-			// 4:1:1 or 4:1:0 chroma subsampling ratios. This implies that the
-			// (h, v) values for the Y component are either (1, 1), (1, 2),
-			// (2, 1), (2, 2), (4, 1) or (4, 2), and the Y component's values
-			// must be a multiple of the Cb and Cr component's values. We also
-			// assume that the two chroma components have the same subsampling
-			// ratio.
-			switch i {
-			case 0: // Y.
-				// We have already verified, above, that h and v are both
-				// either 1, 2 or 4, so invalid (h, v) combinations are those
-				// with v == 4.
-				if v == 4 {
-					return errUnsupportedSubsamplingRatio
-				}
-			case 1: // Cb.
-				if d.comp[0].h%h != 0 || d.comp[0].v%v != 0 {
-					return errUnsupportedSubsamplingRatio
-				}
-			case 2: // Cr.
-				if d.comp[1].h != h || d.comp[1].v != v {
-					return errUnsupportedSubsamplingRatio
-				}
-			}
-
-		case 4:
-			// For 4-component images (either CMYK or YCbCrK), we only support two
-			// hv vectors: [0x11 0x11 0x11 0x11] and [0x22 0x11 0x11 0x22].
-			// Theoretically, 4-component JPEG images could mix and match hv values
-			// but in practice, those two combinations are the only ones in use,
-			// and it simplifies the applyBlack code below if we can assume that:
-			//	- for CMYK, the C and K channels have full samples, and if the M
-			//	  and Y channels subsample, they subsample both horizontally and
-			//	  vertically.
-			//	- for YCbCrK, the Y and K channels have full samples.
-			switch i {
-			case 0:
-				if hv != 0x11 && hv != 0x22 {
-					return errUnsupportedSubsamplingRatio
-				}
-			case 1, 2:
-				if hv != 0x11 {
-					return errUnsupportedSubsamplingRatio
-				}
-			case 3:
-				if d.comp[0].h != h || d.comp[0].v != v {
-					return errUnsupportedSubsamplingRatio
-				}
-			}
-		}
-
-		d.comp[i].h = h
-		d.comp[i].v = v
 	}
 	return nil
+}
+
+// readSOFComponent reads the i-th component specification of the frame
+// header in d.tmp into d.comp[i].
+func (d *decoder) readSOFComponent(i int) error {
+	d.comp[i].c = d.tmp[6+3*i]
+	// Section B.2.2 states that "the value of C_i shall be different from
+	// the values of C_1 through C_(i-1)".
+	for j := 0; j < i; j++ {
+		if d.comp[i].c == d.comp[j].c {
+			return FormatError("repeated component identifier")
+		}
+	}
+
+	d.comp[i].tq = d.tmp[8+3*i]
+	if d.comp[i].tq > maxTq {
+		return FormatError("bad Tq value")
+	}
+
+	hv := d.tmp[7+3*i]
+	h, v := int(hv>>4), int(hv&0x0f)
+	if h < 1 || 4 < h || v < 1 || 4 < v {
+		return FormatError("luma/chroma subsampling ratio")
+	}
+	if h == 3 || v == 3 {
+		return errUnsupportedSubsamplingRatio
+	}
+	h, v, err := d.samplingFactors(i, hv, h, v)
+	if err != nil {
+		return err
+	}
+	d.comp[i].h = h
+	d.comp[i].v = v
+	return nil
+}
+
+// samplingFactors returns the sampling factors of the i-th component,
+// whose frame header gives hv (h, v), or an error if this decoder does not
+// support them with those of the components before it.
+func (d *decoder) samplingFactors(i int, hv uint8, h, v int) (int, int, error) {
+	switch d.nComp {
+	case 1:
+		// If a JPEG image has only one component, section A.2 says "this data
+		// is non-interleaved by definition" and section A.2.2 says "[in this
+		// case...] the order of data units within a scan shall be left-to-right
+		// and top-to-bottom... regardless of the values of H_1 and V_1". Section
+		// 4.8.2 also says "[for non-interleaved data], the MCU is defined to be
+		// one data unit". Similarly, section A.1.1 explains that it is the ratio
+		// of H_i to max_j(H_j) that matters, and similarly for V. For grayscale
+		// images, H_1 is the maximum H_j for all components j, so that ratio is
+		// always 1. The component's (h, v) is effectively always (1, 1): even if
+		// the nominal (h, v) is (2, 1), a 20x5 image is encoded in three 8x8
+		// MCUs, not two 16x8 MCUs.
+		h, v = 1, 1
+
+	case 3:
+		// For YCbCr images, we only support 4:4:4, 4:4:0, 4:2:2, 4:2:0,
+		// 4:1:1 or 4:1:0 chroma subsampling ratios. This implies that the
+		// (h, v) values for the Y component are either (1, 1), (1, 2),
+		// (2, 1), (2, 2), (4, 1) or (4, 2), and the Y component's values
+		// must be a multiple of the Cb and Cr component's values. We also
+		// assume that the two chroma components have the same subsampling
+		// ratio.
+		switch i {
+		case 0: // Y.
+			// readSOFComponent has already verified that h and v are both
+			// either 1, 2 or 4, so invalid (h, v) combinations are those
+			// with v == 4.
+			if v == 4 {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		case 1: // Cb.
+			if d.comp[0].h%h != 0 || d.comp[0].v%v != 0 {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		case 2: // Cr.
+			if d.comp[1].h != h || d.comp[1].v != v {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		}
+
+	case 4:
+		// For 4-component images (either CMYK or YCbCrK), we only support two
+		// hv vectors: [0x11 0x11 0x11 0x11] and [0x22 0x11 0x11 0x22].
+		// Theoretically, 4-component JPEG images could mix and match hv values
+		// but in practice, those two combinations are the only ones in use,
+		// and it simplifies the applyBlack code below if we can assume that:
+		//	- for CMYK, the C and K channels have full samples, and if the M
+		//	  and Y channels subsample, they subsample both horizontally and
+		//	  vertically.
+		//	- for YCbCrK, the Y and K channels have full samples.
+		switch i {
+		case 0:
+			if hv != 0x11 && hv != 0x22 {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		case 1, 2:
+			if hv != 0x11 {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		case 3:
+			if d.comp[0].h != h || d.comp[0].v != v {
+				return 0, 0, errUnsupportedSubsamplingRatio
+			}
+		}
+	}
+	return h, v, nil
 }
 
 // Specified in section B.2.4.1.
@@ -565,9 +590,45 @@ func (d *decoder) decode(r io.Reader) (image.Image, error) {
 
 	// Process the remaining segments until the End Of Image marker.
 	for {
-		err := d.readFull(d.tmp[:2])
+		marker, err := d.nextMarker()
 		if err != nil {
 			return nil, err
+		}
+		if marker == eoiMarker { // End Of Image.
+			break
+		}
+		if err := d.processSegment(marker); err != nil {
+			return nil, err
+		}
+	}
+
+	if d.progressive {
+		if err := d.reconstructProgressiveImage(); err != nil {
+			return nil, err
+		}
+	}
+	if d.img1 != nil {
+		return d.img1, nil
+	}
+	if d.img3 != nil {
+		if d.blackPix != nil {
+			return d.applyBlack()
+		} else if d.isRGB() {
+			return d.convertToRGB()
+		}
+		return d.img3, nil
+	}
+	return nil, FormatError("missing SOS marker")
+}
+
+// nextMarker reads up to the next marker that starts a segment, or EOI,
+// and returns it: extraneous data, fill bytes and restart markers outside
+// a scan are skipped.
+func (d *decoder) nextMarker() (uint8, error) {
+	for {
+		err := d.readFull(d.tmp[:2])
+		if err != nil {
+			return 0, err
 		}
 		for d.tmp[0] != 0xff {
 			// Strictly speaking, this is a format error. However, libjpeg is
@@ -593,7 +654,7 @@ func (d *decoder) decode(r io.Reader) (image.Image, error) {
 			d.tmp[0] = d.tmp[1]
 			d.tmp[1], err = d.readByte()
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
 		}
 		marker := d.tmp[1]
@@ -606,11 +667,8 @@ func (d *decoder) decode(r io.Reader) (image.Image, error) {
 			// number of fill bytes, which are bytes assigned code X'FF'".
 			marker, err = d.readByte()
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
-		}
-		if marker == eoiMarker { // End Of Image.
-			break
 		}
 		if rst0Marker <= marker && marker <= rst7Marker {
 			// Figures B.2 and B.16 of the specification suggest that restart markers should
@@ -621,65 +679,47 @@ func (d *decoder) decode(r io.Reader) (image.Image, error) {
 			// so we check for this before we read the 16-bit length of the segment.
 			continue
 		}
+		return marker, nil
+	}
+}
 
-		// Read the 16-bit length of the segment. The value includes the 2 bytes for the
-		// length itself, so we subtract 2 to get the number of remaining bytes.
-		if err = d.readFull(d.tmp[:2]); err != nil {
-			return nil, err
-		}
-		n := int(d.tmp[0])<<8 + int(d.tmp[1]) - 2
-		if n < 0 {
-			return nil, FormatError("short segment length")
-		}
-
-		switch marker {
-		case sof0Marker, sof1Marker, sof2Marker:
-			d.baseline = marker == sof0Marker
-			d.progressive = marker == sof2Marker
-			err = d.processSOF(n)
-		case dhtMarker:
-			err = d.processDHT(n)
-		case dqtMarker:
-			err = d.processDQT(n)
-		case sosMarker:
-			err = d.processSOS(n)
-		case driMarker:
-			err = d.processDRI(n)
-		case app0Marker:
-			err = d.processApp0Marker(n)
-		case app14Marker:
-			err = d.processApp14Marker(n)
-		default:
-			if app0Marker <= marker && marker <= app15Marker || marker == comMarker {
-				err = d.ignore(n)
-			} else if marker < 0xc0 { // See Table B.1 "Marker code assignments".
-				err = FormatError("unknown marker")
-			} else {
-				err = UnsupportedError("unknown marker")
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
+// processSegment reads the segment of marker (other than SOI, EOI and
+// RST) and processes it.
+func (d *decoder) processSegment(marker uint8) error {
+	// Read the 16-bit length of the segment. The value includes the 2 bytes for the
+	// length itself, so we subtract 2 to get the number of remaining bytes.
+	if err := d.readFull(d.tmp[:2]); err != nil {
+		return err
+	}
+	n := int(d.tmp[0])<<8 + int(d.tmp[1]) - 2
+	if n < 0 {
+		return FormatError("short segment length")
 	}
 
-	if d.progressive {
-		if err := d.reconstructProgressiveImage(); err != nil {
-			return nil, err
-		}
+	switch marker {
+	case sof0Marker, sof1Marker, sof2Marker:
+		d.baseline = marker == sof0Marker
+		d.progressive = marker == sof2Marker
+		return d.processSOF(n)
+	case dhtMarker:
+		return d.processDHT(n)
+	case dqtMarker:
+		return d.processDQT(n)
+	case sosMarker:
+		return d.processSOS(n)
+	case driMarker:
+		return d.processDRI(n)
+	case app0Marker:
+		return d.processApp0Marker(n)
+	case app14Marker:
+		return d.processApp14Marker(n)
 	}
-	if d.img1 != nil {
-		return d.img1, nil
+	if app0Marker <= marker && marker <= app15Marker || marker == comMarker {
+		return d.ignore(n)
+	} else if marker < 0xc0 { // See Table B.1 "Marker code assignments".
+		return FormatError("unknown marker")
 	}
-	if d.img3 != nil {
-		if d.blackPix != nil {
-			return d.applyBlack()
-		} else if d.isRGB() {
-			return d.convertToRGB()
-		}
-		return d.img3, nil
-	}
-	return nil, FormatError("missing SOS marker")
+	return UnsupportedError("unknown marker")
 }
 
 // applyBlack combines d.img3 and d.blackPix into a CMYK image. The formula

@@ -59,6 +59,21 @@ func (d *decoder) makeImg(mxx, myy int) {
 	}
 }
 
+// scanHeader is what an SOS segment says of its scan (section B.2.3).
+type scanHeader struct {
+	nComp int
+	comp  [maxComponents]struct {
+		compIndex uint8
+		td        uint8 // DC table selector.
+		ta        uint8 // AC table selector.
+	}
+	// zigStart and zigEnd are the spectral selection bounds.
+	// ah and al are the successive approximation high and low values.
+	// The spec calls these values Ss, Se, Ah and Al.
+	zigStart, zigEnd int32
+	ah, al           uint32
+}
+
 // Specified in section B.2.3.
 func (d *decoder) processSOS(n int) error {
 	if d.nComp == 0 {
@@ -70,88 +85,16 @@ func (d *decoder) processSOS(n int) error {
 	if err := d.readFull(d.tmp[:n]); err != nil {
 		return err
 	}
-	nComp := int(d.tmp[0])
-	if n != 4+2*nComp {
+	var scan scanHeader
+	scan.nComp = int(d.tmp[0])
+	if n != 4+2*scan.nComp {
 		return FormatError("SOS length inconsistent with number of components")
 	}
-	var scan [maxComponents]struct {
-		compIndex uint8
-		td        uint8 // DC table selector.
-		ta        uint8 // AC table selector.
+	if err := d.readScanComponents(&scan); err != nil {
+		return err
 	}
-	totalHV := 0
-	for i := 0; i < nComp; i++ {
-		cs := d.tmp[1+2*i] // Component selector.
-		compIndex := -1
-		for j, comp := range d.comp[:d.nComp] {
-			if cs == comp.c {
-				compIndex = j
-			}
-		}
-		if compIndex < 0 {
-			return FormatError("unknown component selector")
-		}
-		scan[i].compIndex = uint8(compIndex)
-		// Section B.2.3 states that "the value of Cs_j shall be different from
-		// the values of Cs_1 through Cs_(j-1)". Since we have previously
-		// verified that a frame's component identifiers (C_i values in section
-		// B.2.2) are unique, it suffices to check that the implicit indexes
-		// into d.comp are unique.
-		for j := 0; j < i; j++ {
-			if scan[i].compIndex == scan[j].compIndex {
-				return FormatError("repeated component selector")
-			}
-		}
-		totalHV += d.comp[compIndex].h * d.comp[compIndex].v
-
-		// The baseline t <= 1 restriction is specified in table B.3.
-		scan[i].td = d.tmp[2+2*i] >> 4
-		if t := scan[i].td; t > maxTh || (d.baseline && t > 1) {
-			return FormatError("bad Td value")
-		}
-		scan[i].ta = d.tmp[2+2*i] & 0x0f
-		if t := scan[i].ta; t > maxTh || (d.baseline && t > 1) {
-			return FormatError("bad Ta value")
-		}
-	}
-	// Section B.2.3 states that if there is more than one component then the
-	// total H*V values in a scan must be <= 10.
-	if d.nComp > 1 && totalHV > 10 {
-		return FormatError("total sampling factors too large")
-	}
-
-	// zigStart and zigEnd are the spectral selection bounds.
-	// ah and al are the successive approximation high and low values.
-	// The spec calls these values Ss, Se, Ah and Al.
-	//
-	// For progressive JPEGs, these are the two more-or-less independent
-	// aspects of progression. Spectral selection progression is when not
-	// all of a block's 64 DCT coefficients are transmitted in one pass.
-	// For example, three passes could transmit coefficient 0 (the DC
-	// component), coefficients 1-5, and coefficients 6-63, in zig-zag
-	// order. Successive approximation is when not all of the bits of a
-	// band of coefficients are transmitted in one pass. For example,
-	// three passes could transmit the 6 most significant bits, followed
-	// by the second-least significant bit, followed by the least
-	// significant bit.
-	//
-	// For sequential JPEGs, these parameters are hard-coded to 0/63/0/0, as
-	// per table B.3.
-	zigStart, zigEnd, ah, al := int32(0), int32(blockSize-1), uint32(0), uint32(0)
-	if d.progressive {
-		zigStart = int32(d.tmp[1+2*nComp])
-		zigEnd = int32(d.tmp[2+2*nComp])
-		ah = uint32(d.tmp[3+2*nComp] >> 4)
-		al = uint32(d.tmp[3+2*nComp] & 0x0f)
-		if (zigStart == 0 && zigEnd != 0) || zigStart > zigEnd || blockSize <= zigEnd {
-			return FormatError("bad spectral selection bounds")
-		}
-		if zigStart != 0 && nComp != 1 {
-			return FormatError("progressive AC coefficients for more than one component")
-		}
-		if ah != 0 && ah != al+1 {
-			return FormatError("bad successive approximation values")
-		}
+	if err := d.readSpectralSelection(&scan); err != nil {
+		return err
 	}
 
 	// mxx and myy are the number of MCUs (Minimum Coded Units) in the image.
@@ -162,199 +105,323 @@ func (d *decoder) processSOS(n int) error {
 		d.makeImg(mxx, myy)
 	}
 	if d.progressive {
-		for i := 0; i < nComp; i++ {
-			compIndex := scan[i].compIndex
+		for i := 0; i < scan.nComp; i++ {
+			compIndex := scan.comp[i].compIndex
 			if d.progCoeffs[compIndex] == nil {
 				d.progCoeffs[compIndex] = make([]coeffs, mxx*myy*d.comp[compIndex].h*d.comp[compIndex].v)
 			}
 		}
 	}
+	return d.decodeScan(&scan, mxx, myy)
+}
 
+// readScanComponents reads the component selectors and table selectors of
+// the scan header in d.tmp into scan.
+func (d *decoder) readScanComponents(scan *scanHeader) error {
+	totalHV := 0
+	for i := 0; i < scan.nComp; i++ {
+		cs := d.tmp[1+2*i] // Component selector.
+		compIndex := -1
+		for j, comp := range d.comp[:d.nComp] {
+			if cs == comp.c {
+				compIndex = j
+			}
+		}
+		if compIndex < 0 {
+			return FormatError("unknown component selector")
+		}
+		scan.comp[i].compIndex = uint8(compIndex)
+		// Section B.2.3 states that "the value of Cs_j shall be different from
+		// the values of Cs_1 through Cs_(j-1)". Since we have previously
+		// verified that a frame's component identifiers (C_i values in section
+		// B.2.2) are unique, it suffices to check that the implicit indexes
+		// into d.comp are unique.
+		for j := 0; j < i; j++ {
+			if scan.comp[i].compIndex == scan.comp[j].compIndex {
+				return FormatError("repeated component selector")
+			}
+		}
+		totalHV += d.comp[compIndex].h * d.comp[compIndex].v
+
+		// The baseline t <= 1 restriction is specified in table B.3.
+		scan.comp[i].td = d.tmp[2+2*i] >> 4
+		if t := scan.comp[i].td; t > maxTh || (d.baseline && t > 1) {
+			return FormatError("bad Td value")
+		}
+		scan.comp[i].ta = d.tmp[2+2*i] & 0x0f
+		if t := scan.comp[i].ta; t > maxTh || (d.baseline && t > 1) {
+			return FormatError("bad Ta value")
+		}
+	}
+	// Section B.2.3 states that if there is more than one component then the
+	// total H*V values in a scan must be <= 10.
+	if d.nComp > 1 && totalHV > 10 {
+		return FormatError("total sampling factors too large")
+	}
+	return nil
+}
+
+// readSpectralSelection reads the spectral selection and successive
+// approximation of the scan header in d.tmp into scan.
+//
+// For progressive JPEGs, these are the two more-or-less independent
+// aspects of progression. Spectral selection progression is when not
+// all of a block's 64 DCT coefficients are transmitted in one pass.
+// For example, three passes could transmit coefficient 0 (the DC
+// component), coefficients 1-5, and coefficients 6-63, in zig-zag
+// order. Successive approximation is when not all of the bits of a
+// band of coefficients are transmitted in one pass. For example,
+// three passes could transmit the 6 most significant bits, followed
+// by the second-least significant bit, followed by the least
+// significant bit.
+//
+// For sequential JPEGs, these parameters are hard-coded to 0/63/0/0, as
+// per table B.3.
+func (d *decoder) readSpectralSelection(scan *scanHeader) error {
+	nComp := scan.nComp
+	scan.zigStart, scan.zigEnd, scan.ah, scan.al = int32(0), int32(blockSize-1), uint32(0), uint32(0)
+	if !d.progressive {
+		return nil
+	}
+	scan.zigStart = int32(d.tmp[1+2*nComp])
+	scan.zigEnd = int32(d.tmp[2+2*nComp])
+	scan.ah = uint32(d.tmp[3+2*nComp] >> 4)
+	scan.al = uint32(d.tmp[3+2*nComp] & 0x0f)
+	if (scan.zigStart == 0 && scan.zigEnd != 0) || scan.zigStart > scan.zigEnd || blockSize <= scan.zigEnd {
+		return FormatError("bad spectral selection bounds")
+	}
+	if scan.zigStart != 0 && nComp != 1 {
+		return FormatError("progressive AC coefficients for more than one component")
+	}
+	if scan.ah != 0 && scan.ah != scan.al+1 {
+		return FormatError("bad successive approximation values")
+	}
+	return nil
+}
+
+// scanState is what decoding a scan carries from one block to the next.
+type scanState struct {
+	// b is the decoded coefficients, in natural (not zig-zag) order.
+	b  block
+	dc [maxComponents]int32
+	// blockCount counts the blocks of a non-interleaved scan.
+	blockCount int
+}
+
+// decodeScan decodes the entropy-coded data of scan, MCU by MCU, over an
+// image of mxx×myy MCUs.
+func (d *decoder) decodeScan(scan *scanHeader, mxx, myy int) error {
 	d.bits = bits{}
 	mcu, expectedRST := 0, uint8(rst0Marker)
-	var (
-		// b is the decoded coefficients, in natural (not zig-zag) order.
-		b  block
-		dc [maxComponents]int32
-		// bx and by are the location of the current block, in units of 8x8
-		// blocks: the third block in the first row has (bx, by) = (2, 0).
-		bx, by     int
-		blockCount int
-	)
+	var st scanState
 	for my := 0; my < myy; my++ {
 		for mx := 0; mx < mxx; mx++ {
-			for i := 0; i < nComp; i++ {
-				compIndex := scan[i].compIndex
-				hi := d.comp[compIndex].h
-				vi := d.comp[compIndex].v
-				for j := 0; j < hi*vi; j++ {
-					// The blocks are traversed one MCU at a time. For 4:2:0 chroma
-					// subsampling, there are four Y 8x8 blocks in every 16x16 MCU.
-					//
-					// For a sequential 32x16 pixel image, the Y blocks visiting order is:
-					//	0 1 4 5
-					//	2 3 6 7
-					//
-					// For progressive images, the interleaved scans (those with nComp > 1)
-					// are traversed as above, but non-interleaved scans are traversed left
-					// to right, top to bottom:
-					//	0 1 2 3
-					//	4 5 6 7
-					// Only DC scans (zigStart == 0) can be interleaved. AC scans must have
-					// only one component.
-					//
-					// To further complicate matters, for non-interleaved scans, there is no
-					// data for any blocks that are inside the image at the MCU level but
-					// outside the image at the pixel level. For example, a 24x16 pixel 4:2:0
-					// progressive image consists of two 16x16 MCUs. The interleaved scans
-					// will process 8 Y blocks:
-					//	0 1 4 5
-					//	2 3 6 7
-					// The non-interleaved scans will process only 6 Y blocks:
-					//	0 1 2
-					//	3 4 5
-					if nComp != 1 {
-						bx = hi*mx + j%hi
-						by = vi*my + j/hi
-					} else {
-						q := mxx * hi
-						bx = blockCount % q
-						by = blockCount / q
-						blockCount++
-						if bx*8 >= d.width || by*8 >= d.height {
-							continue
-						}
-					}
-
-					// Load the previous partially decoded coefficients, if applicable.
-					if d.progressive {
-						c := &d.progCoeffs[compIndex][by*mxx*hi+bx]
-						// A refinement scan refines the coefficients where
-						// they are kept, and a block in an end-of-band run of
-						// an AC scan gets nothing: neither copies the block in
-						// and out (unlike image/jpeg, which copies every block
-						// of every scan; a file of many near-empty scans costs
-						// a pass over the blocks for each).
-						if ah != 0 {
-							if err := d.refine(c, &d.huff[acTable][scan[i].ta], zigStart, zigEnd, 1<<al); err != nil {
-								return err
-							}
-							continue
-						}
-						if zigStart != 0 && d.eobRun > 0 {
-							d.eobRun--
-							continue
-						}
-						c.load(&b)
-					} else {
-						b = block{}
-					}
-
-					// (ah is 0 here: refinement scans are progressive.)
-					{
-						zig := zigStart
-						if zig == 0 {
-							zig++
-							// Decode the DC coefficient, as specified in section F.2.2.1.
-							value, err := d.decodeHuffman(&d.huff[dcTable][scan[i].td])
-							if err != nil {
-								return err
-							}
-							if value > 16 {
-								return UnsupportedError("excessive DC component")
-							}
-							dcDelta, err := d.receiveExtend(value)
-							if err != nil {
-								return err
-							}
-							dc[compIndex] += dcDelta
-							b[0] = dc[compIndex] << al
-						}
-
-						if zig <= zigEnd && d.eobRun > 0 {
-							d.eobRun--
-						} else {
-							// Decode the AC coefficients, as specified in section F.2.2.2.
-							huff := &d.huff[acTable][scan[i].ta]
-							for ; zig <= zigEnd; zig++ {
-								value, err := d.decodeHuffman(huff)
-								if err != nil {
-									return err
-								}
-								val0 := value >> 4
-								val1 := value & 0x0f
-								if val1 != 0 {
-									zig += int32(val0)
-									if zig > zigEnd {
-										break
-									}
-									ac, err := d.receiveExtend(val1)
-									if err != nil {
-										return err
-									}
-									b[unzig[zig]] = ac << al
-								} else {
-									if val0 != 0x0f {
-										d.eobRun = uint16(1 << val0)
-										if val0 != 0 {
-											bits, err := d.decodeBits(int32(val0))
-											if err != nil {
-												return err
-											}
-											d.eobRun |= uint16(bits)
-										}
-										d.eobRun--
-										break
-									}
-									zig += 0x0f
-								}
-							}
-						}
-					}
-
-					if d.progressive {
-						// Save the coefficients.
-						d.progCoeffs[compIndex][by*mxx*hi+bx].store(&b)
-						// At this point, we could call reconstructBlock to dequantize and perform the
-						// inverse DCT, to save early stages of a progressive image to the *image.YCbCr
-						// buffers (the whole point of progressive encoding), but in Go, the jpeg.Decode
-						// function does not return until the entire image is decoded, so we "continue"
-						// here to avoid wasted computation. Instead, reconstructBlock is called on each
-						// accumulated block by the reconstructProgressiveImage method after all of the
-						// SOS markers are processed.
-						continue
-					}
-					if err := d.reconstructBlock(&b, bx, by, int(compIndex)); err != nil {
-						return err
-					}
-				} // for j
-			} // for i
+			for i := 0; i < scan.nComp; i++ {
+				if err := d.decodeMCUComponent(scan, &st, i, mx, my, mxx); err != nil {
+					return err
+				}
+			}
 			mcu++
 			if d.ri > 0 && mcu%d.ri == 0 && mcu < mxx*myy {
-				// For well-formed input, the RST[0-7] restart marker follows
-				// immediately. For corrupt input, call findRST to try to
-				// resynchronize.
-				if err := d.readFull(d.tmp[:2]); err != nil {
+				if err := d.restart(expectedRST); err != nil {
 					return err
-				} else if d.tmp[0] != 0xff || d.tmp[1] != expectedRST {
-					if err := d.findRST(expectedRST); err != nil {
-						return err
-					}
 				}
 				expectedRST++
 				if expectedRST == rst7Marker+1 {
 					expectedRST = rst0Marker
 				}
-				// Reset the Huffman decoder.
-				d.bits = bits{}
 				// Reset the DC components, as per section F.2.1.3.1.
-				dc = [maxComponents]int32{}
-				// Reset the progressive decoder state, as per section G.1.2.2.
-				d.eobRun = 0
+				st.dc = [maxComponents]int32{}
 			}
 		} // for mx
 	} // for my
+	return nil
+}
 
+// restart reads the RST marker expectedRST that ends a restart interval,
+// and resets the Huffman decoder and the progressive decoder's state.
+func (d *decoder) restart(expectedRST uint8) error {
+	// For well-formed input, the RST[0-7] restart marker follows
+	// immediately. For corrupt input, call findRST to try to
+	// resynchronize.
+	if err := d.readFull(d.tmp[:2]); err != nil {
+		return err
+	} else if d.tmp[0] != 0xff || d.tmp[1] != expectedRST {
+		if err := d.findRST(expectedRST); err != nil {
+			return err
+		}
+	}
+	// Reset the Huffman decoder.
+	d.bits = bits{}
+	// Reset the progressive decoder state, as per section G.1.2.2.
+	d.eobRun = 0
+	return nil
+}
+
+// decodeMCUComponent decodes the blocks of the scan's i-th component in
+// the MCU at (mx, my), of an image mxx MCUs across.
+func (d *decoder) decodeMCUComponent(scan *scanHeader, st *scanState, i, mx, my, mxx int) error {
+	compIndex := scan.comp[i].compIndex
+	hi := d.comp[compIndex].h
+	vi := d.comp[compIndex].v
+	for j := 0; j < hi*vi; j++ {
+		// The blocks are traversed one MCU at a time. For 4:2:0 chroma
+		// subsampling, there are four Y 8x8 blocks in every 16x16 MCU.
+		//
+		// For a sequential 32x16 pixel image, the Y blocks visiting order is:
+		//	0 1 4 5
+		//	2 3 6 7
+		//
+		// For progressive images, the interleaved scans (those with nComp > 1)
+		// are traversed as above, but non-interleaved scans are traversed left
+		// to right, top to bottom:
+		//	0 1 2 3
+		//	4 5 6 7
+		// Only DC scans (zigStart == 0) can be interleaved. AC scans must have
+		// only one component.
+		//
+		// To further complicate matters, for non-interleaved scans, there is no
+		// data for any blocks that are inside the image at the MCU level but
+		// outside the image at the pixel level. For example, a 24x16 pixel 4:2:0
+		// progressive image consists of two 16x16 MCUs. The interleaved scans
+		// will process 8 Y blocks:
+		//	0 1 4 5
+		//	2 3 6 7
+		// The non-interleaved scans will process only 6 Y blocks:
+		//	0 1 2
+		//	3 4 5
+		//
+		// bx and by are the location of the current block, in units of 8x8
+		// blocks: the third block in the first row has (bx, by) = (2, 0).
+		var bx, by int
+		if scan.nComp != 1 {
+			bx = hi*mx + j%hi
+			by = vi*my + j/hi
+		} else {
+			q := mxx * hi
+			bx = st.blockCount % q
+			by = st.blockCount / q
+			st.blockCount++
+			if bx*8 >= d.width || by*8 >= d.height {
+				continue
+			}
+		}
+		if err := d.decodeBlock(scan, st, i, bx, by, mxx*hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeBlock decodes the block at (bx, by) of the scan's i-th component,
+// whose rows hold stride blocks: into the image, or for a progressive
+// JPEG into the coefficients kept between scans.
+func (d *decoder) decodeBlock(scan *scanHeader, st *scanState, i, bx, by, stride int) error {
+	compIndex := scan.comp[i].compIndex
+	// Load the previous partially decoded coefficients, if applicable.
+	if d.progressive {
+		c := &d.progCoeffs[compIndex][by*stride+bx]
+		// A refinement scan refines the coefficients where
+		// they are kept, and a block in an end-of-band run of
+		// an AC scan gets nothing: neither copies the block in
+		// and out (unlike image/jpeg, which copies every block
+		// of every scan; a file of many near-empty scans costs
+		// a pass over the blocks for each).
+		if scan.ah != 0 {
+			return d.refine(c, &d.huff[acTable][scan.comp[i].ta], scan.zigStart, scan.zigEnd, 1<<scan.al)
+		}
+		if scan.zigStart != 0 && d.eobRun > 0 {
+			d.eobRun--
+			return nil
+		}
+		c.load(&st.b)
+	} else {
+		st.b = block{}
+	}
+
+	// (ah is 0 here: refinement scans are progressive.)
+	if err := d.decodeCoefficients(scan, st, i); err != nil {
+		return err
+	}
+
+	if d.progressive {
+		// Save the coefficients.
+		d.progCoeffs[compIndex][by*stride+bx].store(&st.b)
+		// At this point, we could call reconstructBlock to dequantize and perform the
+		// inverse DCT, to save early stages of a progressive image to the *image.YCbCr
+		// buffers (the whole point of progressive encoding), but in Go, the jpeg.Decode
+		// function does not return until the entire image is decoded, so we "continue"
+		// here to avoid wasted computation. Instead, reconstructBlock is called on each
+		// accumulated block by the reconstructProgressiveImage method after all of the
+		// SOS markers are processed.
+		return nil
+	}
+	return d.reconstructBlock(&st.b, bx, by, int(compIndex))
+}
+
+// decodeCoefficients decodes into st.b the coefficients zigStart to zigEnd
+// of one block of the scan's i-th component.
+func (d *decoder) decodeCoefficients(scan *scanHeader, st *scanState, i int) error {
+	compIndex, zigEnd, al := scan.comp[i].compIndex, scan.zigEnd, scan.al
+	b := &st.b
+	zig := scan.zigStart
+	if zig == 0 {
+		zig++
+		// Decode the DC coefficient, as specified in section F.2.2.1.
+		value, err := d.decodeHuffman(&d.huff[dcTable][scan.comp[i].td])
+		if err != nil {
+			return err
+		}
+		if value > 16 {
+			return UnsupportedError("excessive DC component")
+		}
+		dcDelta, err := d.receiveExtend(value)
+		if err != nil {
+			return err
+		}
+		st.dc[compIndex] += dcDelta
+		b[0] = st.dc[compIndex] << al
+	}
+
+	if zig <= zigEnd && d.eobRun > 0 {
+		d.eobRun--
+		return nil
+	}
+	// Decode the AC coefficients, as specified in section F.2.2.2.
+	huff := &d.huff[acTable][scan.comp[i].ta]
+	for ; zig <= zigEnd; zig++ {
+		value, err := d.decodeHuffman(huff)
+		if err != nil {
+			return err
+		}
+		val0 := value >> 4
+		val1 := value & 0x0f
+		if val1 != 0 {
+			zig += int32(val0)
+			if zig > zigEnd {
+				break
+			}
+			ac, err := d.receiveExtend(val1)
+			if err != nil {
+				return err
+			}
+			b[unzig[zig]] = ac << al
+		} else {
+			if val0 != 0x0f {
+				d.eobRun = uint16(1 << val0)
+				if val0 != 0 {
+					bits, err := d.decodeBits(int32(val0))
+					if err != nil {
+						return err
+					}
+					d.eobRun |= uint16(bits)
+				}
+				d.eobRun--
+				break
+			}
+			zig += 0x0f
+		}
+	}
 	return nil
 }
 
@@ -467,7 +534,7 @@ func (d *decoder) refineNonZeroes(b *coeffs, zig, zigEnd, nz int32, delta int16)
 
 func (d *decoder) reconstructProgressiveImage() error {
 	// The h0, mxx, by and bx variables have the same meaning as in the
-	// processSOS method.
+	// processSOS and decodeMCUComponent methods.
 	h0 := d.comp[0].h
 	mxx := (d.width + 8*h0 - 1) / (8 * h0)
 	for i := 0; i < d.nComp; i++ {
