@@ -122,6 +122,9 @@ var configTemplateFiles embed.FS
 // configTemplateNames names the file of configTemplateFiles of each kind.
 var configTemplateNames = map[string]string{"nginx": "nginx.conf.tmpl", "caddy": "Caddyfile.tmpl", "headers": "headers.tmpl"}
 
+// configTemplates are configTemplateFiles parsed, with the quoting
+// functions they call; a template that does not parse panics at start
+// (TestConfigGolden renders each).
 var configTemplates = template.Must(template.New("").
 	Funcs(template.FuncMap{"nginxString": nginxString, "caddyBacktick": caddyBacktick}).
 	ParseFS(configTemplateFiles, "*.tmpl"))
