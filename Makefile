@@ -22,10 +22,11 @@ test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip whe
 
 OPENAPI_LINT = site/openapi/lint
 
-lint: ## gofmt, go mod tidy, go vet, staticcheck and Redocly's OpenAPI linter
+lint: ## gofmt, go mod tidy, go vet, no function over 80 lines, staticcheck and Redocly's OpenAPI linter
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) run ./cmd/codeshape
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 	@[ -d $(OPENAPI_LINT)/node_modules ] || npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund
 	@out=$$(REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(OPENAPI_LINT)/node_modules/.bin/redocly lint \

@@ -1,10 +1,16 @@
-// Package codeshape checks the shape of the module's Go source: that no
-// function of it is longer than MaxFuncLines (docs/testing.md). Its test
-// runs the check over the whole module, so `make test` fails on a
+// Command codeshape checks the shape of the module's Go source: that no
+// function of it is longer than MaxFuncLines (docs/testing.md). It prints
+// each function that is, with its file and line, and exits 1; its test
+// runs the same check, so both `make lint` and `make test` fail on a
 // function that grew too long.
-package codeshape
+//
+// Usage:
+//
+//	go run ./cmd/codeshape [module root]
+package main
 
 import (
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -15,6 +21,25 @@ import (
 	"slices"
 	"strings"
 )
+
+func main() {
+	flag.Parse()
+	root := "."
+	if flag.NArg() > 0 {
+		root = flag.Arg(0)
+	}
+	long, err := LongFuncs(root, MaxFuncLines)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeshape:", err)
+		os.Exit(2)
+	}
+	for _, f := range long {
+		fmt.Printf("%s, over %d: cut it into named steps\n", f, MaxFuncLines)
+	}
+	if len(long) > 0 {
+		os.Exit(1)
+	}
+}
 
 // MaxFuncLines is the most lines a function may span, from its func
 // keyword to its closing brace, the function literals inside it included.

@@ -1,4 +1,4 @@
-package codeshape
+package main
 
 import (
 	"os"
