@@ -653,7 +653,7 @@ func (st *state) rescan(now time.Time) {
 	ev := w.events
 	w.mu.Unlock()
 	if ev != nil {
-		if err := ev.Renew(folders); err != nil {
+		if err := ev.RenewAll(folders); err != nil {
 			w.log.Warn("cannot watch every folder", "dir", w.root, "error", err.Error())
 		}
 	}
