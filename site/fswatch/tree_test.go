@@ -293,3 +293,27 @@ func TestRenewOneFolder(t *testing.T) {
 		t.Errorf("watches filed under a: %v, want %v", got, want)
 	}
 }
+
+// TestRenewAll renames a watched folder while no event is read (as when
+// the kernel loses them) and checks that RenewAll, given the folders
+// present, leaves no watch filed under the old names.
+func TestRenewAll(t *testing.T) {
+	root := t.TempDir()
+	mkdirs(t, root, "a/photos", "b")
+	tree, err := Watch(Config{Dir: root})
+	if err != nil {
+		t.Fatalf("fsnotify: %v", err)
+	}
+	defer tree.Close()
+	if err := os.Rename(filepath.Join(root, "a"), filepath.Join(root, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.RenewAll([]string{"b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	got := tree.Watched()
+	slices.Sort(got)
+	if want := []string{".", "b", "c", "c/photos"}; !slices.Equal(got, want) {
+		t.Errorf("watched %v, want %v", got, want)
+	}
+}
