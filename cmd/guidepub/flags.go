@@ -176,7 +176,8 @@ func watchFlags() []cli.Flag {
 			Usage: "scan --src at this interval instead of using file system events (for network mounts); " +
 				"polling is also chosen, with a warning, when events cannot be set up"},
 		&cli.DurationFlag{Name: "debounce", Value: def.Debounce, EnvVars: envVars("debounce"),
-			Usage: "quiet period after the last change of a bundle before it is exported"},
+			Usage: "quiet period after the last change of a bundle before it is exported " +
+				"(an upload that ends with a rename into place is exported at once)"},
 	}
 }
 

@@ -23,7 +23,9 @@ func (e *env) watchCommand() *cli.Command {
 		Name:  "watch",
 		Usage: "export every bundle, then re-export each one when it changes; queue ready events",
 		Description: `Watches --src (recursively) and re-exports a bundle when anything in its
-folder changes, once the upload has been quiet for --debounce; from the
+folder changes: at once when the upload ends with a rename (the bundle
+folder renamed from its staging name, or its guide.json renamed into
+place), otherwise once the upload has been quiet for --debounce; from the
 start, while everything under --src is exported once, as "export" does,
 beside it. Editor and temporary files
 (4913, *.swp, *.swx, *~, .#*, *.tmp, *.part, *.crdownload, dot-files) are
@@ -118,6 +120,9 @@ type watchSetup struct {
 // left by the last run go first). It returns nil when ctx ends, or the
 // error that prevented watching.
 func watchAndExport(ctx context.Context, s watchSetup) error {
+	// An upload made from here on, before the watcher watches --src, is
+	// found by its stamps and exported first.
+	since := time.Now()
 	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
 	ex, err := exporter.New(s.Exporter)
 	if err != nil {
@@ -142,7 +147,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	wcfg := watch.DefaultConfig()
 	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
 	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
-	wcfg.Jobs, wcfg.Clock, wcfg.Logger = s.Exporter.Jobs, clk, s.Logger
+	wcfg.Jobs, wcfg.Clock, wcfg.Logger, wcfg.Since = s.Exporter.Jobs, clk, s.Logger, since
 	if err := validConfig(wcfg.Validate()); err != nil {
 		return err
 	}

@@ -22,7 +22,8 @@ type Config struct {
 	Dir     string
 	Handler Handler
 	// Debounce is the quiet period after the last change of a bundle before
-	// it is exported, and how far a re-export due in the past is moved
+	// it is exported (an upload completed by a rename into place waits for
+	// none: see Watcher), and how far a re-export due in the past is moved
 	// ahead; it must be positive (zero would export half-written uploads
 	// and could spin). MaxWait bounds the wait after the first change of a
 	// burst and must be at least Debounce. DefaultConfig sets
@@ -34,6 +35,13 @@ type Config struct {
 	// FallbackPoll is the polling interval used when file system events
 	// cannot be had; it must be positive. DefaultConfig sets DefaultPoll.
 	FallbackPoll time.Duration
+	// Since, when set, is when the caller started, before it read what
+	// it needs (an exporter its records, say): a bundle folder changed at
+	// or after Since, but before New watched Dir, is an upload made as the
+	// caller started, which no event can report; Run finds it by its
+	// stamps and exports it first, beside the rest of the start. Zero
+	// means when New is called.
+	Since time.Time
 	// Jobs is how many handler calls may run at once, at least 1;
 	// DefaultConfig sets GOMAXPROCS.
 	Jobs int

@@ -2,10 +2,12 @@
 // Handler which bundle to re-export, and when.
 //
 // Each sub-folder of the source folder is one bundle. A change anywhere in a
-// bundle's folder (nested folders included) marks the bundle; marks are
-// debounced per bundle (a quiet period, with a maximum wait so that a steady
-// trickle of writes still gives an export), so a multi-file upload or an
-// editor's rename-save gives one call. Editor and uploader temporary files
+// bundle's folder (nested folders included) marks the bundle. An upload that
+// ends with a rename (the bundle folder renamed from its staging name, or
+// its guide.json renamed into place, as an editor's rename-save does) is
+// complete then and is exported at once; other marks are debounced per
+// bundle (a quiet period, with a maximum wait so that a steady trickle of
+// writes still gives an export), so a multi-file copy gives one call. Editor and uploader temporary files
 // and dot-files are ignored, and so are changes of permissions only; a
 // folder with a staging name ("x.partial") is not a bundle until renamed.
 // A renamed bundle folder is a move: the new name is exported before the

@@ -50,7 +50,9 @@ func scaleSizes(b *testing.B) []int {
 //
 //   - start-to-served-ms: from the start (a new Exporter reading its
 //     records, a new Watcher, the catch-up export of the whole tree beside
-//     it) until a bundle renamed into place right then is exported;
+//     it) until a bundle renamed into place once the watcher runs is
+//     exported; found-at-start-ms: until a bundle renamed into place as
+//     the start begins (before the source folder is watched) is exported;
 //   - open-ms, watch-setup-ms: of that, exporter.New (reading the records)
 //     and watch.New (watching the source folder itself: the bundle
 //     folders are watched in the background once the watcher runs);
@@ -59,8 +61,8 @@ func scaleSizes(b *testing.B) []int {
 //     watched too (the background set-up), which the uploads below wait
 //     for, so that they measure a watcher at rest;
 //   - served-p50-ms, served-max-ms: from an edit of an existing guide's
-//     guide.json (renamed into place) until its new document is on disk,
-//     debounce (watch.DefaultDebounce) included;
+//     guide.json (renamed into place, so exported with no quiet period)
+//     until its new document is on disk;
 //   - cpu-ms/upload: process CPU time per upload (user + system);
 //   - rss-MB: resident memory after the uploads; rss-growth-MB/1k-guides:
 //     its growth from before the start (after the setup), per 1,000 guides;
@@ -153,6 +155,29 @@ func waitFile(b *testing.B, p string, not []byte) {
 	}
 }
 
+// waitFiles waits until every path exists and returns when each was
+// first seen.
+func waitFiles(b *testing.B, paths ...string) []time.Time {
+	b.Helper()
+	seen := make([]time.Time, len(paths))
+	deadline := time.Now().Add(2 * time.Minute)
+	for left := len(paths); left > 0; {
+		for i, p := range paths {
+			if seen[i].IsZero() {
+				if _, err := os.Stat(p); err == nil {
+					seen[i] = time.Now()
+					left--
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("not all of %v written", paths)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return seen
+}
+
 func benchWatchAtScale(b *testing.B, n int) {
 	root := b.TempDir()
 	src, out, priv := filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "private")
@@ -175,19 +200,26 @@ func benchWatchAtScale(b *testing.B, n int) {
 	first = nil
 	debug.FreeOSMemory()
 	rss0, _ := procstat.RSS(0)
-	// The upload of the start measure, staged beforehand.
+	// The uploads of the start measures, staged beforehand: one renamed
+	// into place as the start begins (before the source folder is
+	// watched: no event tells of it), one once the watcher runs.
+	early := filepath.Join(src, "early.partial")
+	writeScaleBundle(b, early, scaleBundle(b, n+1, 0))
 	staged := filepath.Join(src, "new.partial")
 	writeScaleBundle(b, staged, scaleBundle(b, n, 0))
 
-	// Start: records read, watcher up, catch-up beside it, one upload.
+	// Start: records read, watcher up, catch-up beside it, two uploads.
 	t0 := time.Now()
+	if err := os.Rename(early, filepath.Join(src, "early")); err != nil {
+		b.Fatal(err)
+	}
 	ex, err := exporter.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	opened := time.Since(t0)
 	wcfg := watch.DefaultConfig()
-	wcfg.Dir, wcfg.Handler, wcfg.Logger = src, exportHandler{ex}, cfg.Logger
+	wcfg.Dir, wcfg.Handler, wcfg.Logger, wcfg.Since = src, exportHandler{ex}, cfg.Logger, t0
 	w, err := watch.New(wcfg)
 	if err != nil {
 		b.Fatal(err)
@@ -206,8 +238,9 @@ func benchWatchAtScale(b *testing.B, n int) {
 	if err := os.Rename(staged, filepath.Join(src, "new")); err != nil {
 		b.Fatal(err)
 	}
-	waitFile(b, filepath.Join(out, scaleViewID(n, 0), "data", "summary"), nil)
-	startToServed := time.Since(t0)
+	served := waitFiles(b, filepath.Join(out, scaleViewID(n, 0), "data", "summary"),
+		filepath.Join(out, scaleViewID(n+1, 0), "data", "summary"))
+	startToServed, foundAtStart := served[0].Sub(t0), served[1].Sub(t0)
 	catchUp := <-caughtUp
 	// The uploads below measure a watcher at rest: the catch-up done and
 	// every bundle folder watched, so their CPU is theirs alone.
@@ -262,6 +295,7 @@ func benchWatchAtScale(b *testing.B, n int) {
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(startToServed), "start-to-served-ms")
+	b.ReportMetric(ms(foundAtStart), "found-at-start-ms")
 	b.ReportMetric(ms(opened), "open-ms")
 	b.ReportMetric(ms(watching), "watch-setup-ms")
 	b.ReportMetric(ms(catchUp), "catchup-ms")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -72,6 +73,7 @@ type input struct {
 	kind    inputKind
 	folders []string      // inTouch
 	rewatch bool          // inTouch: the folders' watches must be checked
+	done    bool          // inTouch: an upload completed by a rename: no quiet period
 	res     result        // inDone
 	err     error         // inFallback
 	fn      func(*state)  // inInspect
@@ -192,7 +194,11 @@ const stampSlack = 50 * time.Millisecond
 // that an upload is seen at once at any corpus size; Run adds the watches
 // of the bundle folders already there in the background (watchExisting).
 func (w *Watcher) startEvents() error {
-	since := time.Now().Add(-stampSlack)
+	since := time.Now()
+	if s := w.cfg.Since; !s.IsZero() && s.Before(since) {
+		since = s
+	}
+	since = since.Add(-stampSlack)
 	ev, err := fswatch.Watch(fswatch.Config{Dir: w.root, Skip: Ignored, NewEvents: w.cfg.newEvents, RootOnly: true})
 	if err != nil {
 		return err
@@ -206,18 +212,33 @@ func (w *Watcher) startEvents() error {
 // watchExisting adds the watches of the bundle folders present when New
 // ran, one at a time, while the loop already reacts to changes seen by the
 // root's watch. A folder changed before its watch was in place is found
-// by its stamps (fswatch.Tree.AddExisting) and marked as changed.
+// by its stamps (fswatch.Tree.AddExisting) and marked as changed. The
+// folders whose own stamps say they changed since the start (an upload
+// renamed into place as the watcher started, say) go first: they are
+// uploads, and wait neither for the watches of the others nor for the
+// caller's catch-up.
 func (w *Watcher) watchExisting(ctx context.Context, ev *fswatch.Tree) {
 	defer close(w.watched)
-	if w.cfg.beforeWatches != nil {
-		w.cfg.beforeWatches(ctx)
-	}
 	w.mu.Lock()
 	since := w.since
 	w.mu.Unlock()
-	err := ev.AddExisting(ctx, w.known, since, func(folder string) {
-		w.send(input{kind: inTouch, folders: []string{folder}})
-	})
+	changed := func(folder string) { w.send(input{kind: inTouch, folders: []string{folder}}) }
+	recent := fswatch.Recent(w.root, w.known, since)
+	err := ev.AddExisting(ctx, recent, since, changed)
+	if err == nil {
+		if w.cfg.beforeWatches != nil {
+			w.cfg.beforeWatches(ctx)
+		}
+		rest := w.known
+		if len(recent) > 0 {
+			first := make(map[string]bool, len(recent))
+			for _, f := range recent {
+				first[f] = true
+			}
+			rest = slices.DeleteFunc(slices.Clone(w.known), func(f string) bool { return first[f] })
+		}
+		err = ev.AddExisting(ctx, rest, since, changed)
+	}
 	if err != nil && ctx.Err() == nil {
 		w.send(input{kind: inFallback, err: err})
 	}
@@ -304,7 +325,7 @@ func (w *Watcher) send(in input) {
 func (w *Watcher) readEvents(ctx context.Context, ev *fswatch.Tree) {
 	ev.Run(ctx, func(c fswatch.Change) {
 		folder, _, _ := strings.Cut(c.Path, "/")
-		w.send(input{kind: inTouch, folders: []string{folder}, rewatch: c.Moved})
+		w.send(input{kind: inTouch, folders: []string{folder}, rewatch: c.Moved, done: uploadDone(folder, c)})
 	}, func(err error) {
 		switch {
 		case errors.Is(err, fswatch.ErrOverflow):
@@ -316,6 +337,17 @@ func (w *Watcher) readEvents(ctx context.Context, ev *fswatch.Tree) {
 			w.log.Warn("file system events", "dir", w.root, "error", err.Error())
 		}
 	})
+}
+
+// uploadDone reports whether c completes an upload of the bundle in
+// folder: the bundle folder renamed into place from a name never watched
+// (a staging folder), or its guide.json renamed into place. Either was
+// complete before it got its name, so the bundle needs no quiet period.
+// A folder renamed from a watched name is a move (its watches are renewed
+// after the quiet period); other files renamed into place, and files
+// written or created in place, may be followed by more.
+func uploadDone(folder string, c fswatch.Change) bool {
+	return c.Renamed && !c.Moved && (c.Path == folder || c.Path == folder+"/"+bundle.FileName)
 }
 
 // poll scans the tree every interval and marks the bundles that changed.
@@ -471,6 +503,10 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 	switch in.kind {
 	case inTouch:
 		for _, f := range in.folders {
+			if in.done {
+				st.uploaded(f)
+				continue
+			}
 			st.deb.Touch(f, now)
 			if in.rewatch {
 				st.rewatch[f] = true
@@ -489,6 +525,21 @@ func (st *state) handle(ctx context.Context, in input, wg *sync.WaitGroup) {
 		in.fn(st)
 		close(in.ack)
 	}
+}
+
+// uploaded queues folder, whose upload a rename just completed, without
+// waiting for a quiet period. The events before the rename have all been
+// read (one watcher's events come in order), so the changes pending for
+// folder are part of that upload: the export reads them all, and so are
+// the watches to renew, renewed first. Changes after the rename start a
+// new burst, exported after the quiet period.
+func (st *state) uploaded(folder string) {
+	if st.rewatch[folder] {
+		delete(st.rewatch, folder)
+		st.w.rewatch([]string{folder})
+	}
+	st.deb.Forget(folder)
+	st.enqueue(folder)
 }
 
 // after queues what is due and sets the timer for what is due next.
@@ -653,7 +704,7 @@ func (st *state) rescan(now time.Time) {
 	ev := w.events
 	w.mu.Unlock()
 	if ev != nil {
-		if err := ev.Renew(folders); err != nil {
+		if err := ev.RenewAll(folders); err != nil {
 			w.log.Warn("cannot watch every folder", "dir", w.root, "error", err.Error())
 		}
 	}

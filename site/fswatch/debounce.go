@@ -74,5 +74,9 @@ func (d *Debouncer) Pending(key string) bool {
 	return ok
 }
 
+// Forget drops key's pending burst, if any: what it waited for is being
+// handled now.
+func (d *Debouncer) Forget(key string) { delete(d.pending, key) }
+
 // Len returns how many keys have a pending burst.
 func (d *Debouncer) Len() int { return len(d.pending) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 )
 
 // Snapshot maps each top-level folder of a tree (a bundle folder, say) to
@@ -31,6 +32,25 @@ func Folders(root string, skip func(name string) bool) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Recent returns, in the order given, the folders named (relative to
+// root) whose own stamps (modification or status change) are at or after
+// since: a folder renamed into place (a staging folder "x.partial"
+// renamed to "x"), created, or with a file or folder created, renamed or
+// deleted in it (guide.json renamed into place, say). A file rewritten in
+// place leaves its folder's stamps alone: Tree.AddExisting finds that
+// one. It costs one Lstat per folder; a folder that cannot be read is
+// left out.
+func Recent(root string, folders []string, since time.Time) []string {
+	var out []string
+	for _, f := range folders {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f)))
+		if err == nil && fi.IsDir() && !changedAt(fi).Before(since) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Scan returns the snapshot of every top-level folder under root, leaving

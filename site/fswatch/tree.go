@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,8 +51,16 @@ type Change struct {
 	// watched folder may have moved, and the watches under Path's
 	// top-level folder should be renewed (Tree.Renew) once the burst of
 	// changes has settled. A file created or renamed into place is not
-	// Moved: no watch can have moved with it.
+	// Moved: no watch can have moved with it; nor is a folder renamed
+	// into place from a name that was never watched (a skipped name,
+	// such as a staging folder "x.partial").
 	Moved bool
+	// Renamed is true for a file or folder renamed into place from
+	// another name under a watched folder: it was complete before it got
+	// its name, so it needs no quiet period. A file or folder created or
+	// written in place, or moved in from outside the watched folders, is
+	// not Renamed.
+	Renamed bool
 }
 
 // Tree watches every folder of a tree with file system events. Create it
@@ -62,6 +72,10 @@ type Tree struct {
 
 	mu     sync.Mutex // serialises Renew with the adds of Run
 	closed bool
+	// watched holds, by top-level folder (relative to the root), the
+	// folders watched on or below it, so that Renew costs what one
+	// bundle folder holds, not what the tree holds.
+	watched map[string][]string
 }
 
 // Watch starts watching cfg.Dir and every folder below it that is not
@@ -85,7 +99,7 @@ func Watch(cfg Config) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{root: root, skip: cfg.Skip, ev: ev}
+	t := &Tree{root: root, skip: cfg.Skip, ev: ev, watched: make(map[string][]string)}
 	add := t.add
 	if cfg.RootOnly {
 		add = t.ev.Add
@@ -118,8 +132,24 @@ func (t *Tree) add(dir string) error {
 			}
 			return fmt.Errorf("watch %s: %w", p, err)
 		}
+		t.index(p)
 		return nil
 	})
+}
+
+// index files the watched folder p under its top-level folder. The
+// caller holds mu, or is Watch.
+func (t *Tree) index(p string) {
+	rel, ok := strings.CutPrefix(p, t.root+string(filepath.Separator))
+	if !ok {
+		return // the root
+	}
+	top, _, _ := strings.Cut(rel, string(filepath.Separator))
+	list := t.watched[top]
+	if n := len(list); n > 0 && list[n-1] == p {
+		return // added again right away (a folder and its creation event)
+	}
+	t.watched[top] = append(list, p)
 }
 
 // AddExisting watches the top-level folders named (paths relative to the
@@ -160,8 +190,9 @@ func (t *Tree) AddExisting(ctx context.Context, folders []string, since time.Tim
 }
 
 // modifiedSince reports whether dir, or a file or folder below it that
-// skip does not report, was modified at or after since. An entry that
-// cannot be read counts as modified.
+// skip does not report, was modified, renamed or had its stamps set at or
+// after since (changedAt). An entry that cannot be read counts as
+// modified.
 func modifiedSince(dir string, since time.Time, skip func(string) bool) bool {
 	found := false
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -180,7 +211,7 @@ func modifiedSince(dir string, since time.Time, skip func(string) bool) bool {
 			found = found || !errors.Is(err, fs.ErrNotExist)
 			return nil
 		}
-		if !fi.ModTime().Before(since) {
+		if !changedAt(fi).Before(since) {
 			found = true
 			return filepath.SkipAll
 		}
@@ -230,14 +261,20 @@ func (t *Tree) event(e fsnotify.Event, change func(Change), report func(error)) 
 		}
 	}
 	moved := e.Has(fsnotify.Rename) || e.Has(fsnotify.Remove)
+	renamed := false
 	if e.Has(fsnotify.Create) {
+		from, isRename := renamedFrom(e)
 		fi, err := os.Lstat(e.Name)
-		if err != nil || fi.IsDir() {
+		renamed = isRename && err == nil
+		switch {
+		case err != nil:
 			moved = true
-		}
-		if err == nil && fi.IsDir() {
-			// A new folder: files and folders may have been created in it
-			// before its watch was added.
+		case fi.IsDir():
+			// A folder renamed from a name never watched brought no
+			// watch with it; any other new folder may have.
+			moved = !isRename || t.mayBeWatched(from)
+			// Files and folders may have been created in it before its
+			// watch was added.
 			t.mu.Lock()
 			err := t.add(e.Name)
 			t.mu.Unlock()
@@ -246,15 +283,47 @@ func (t *Tree) event(e fsnotify.Event, change func(Change), report func(error)) 
 			}
 		}
 	}
-	change(Change{Path: rel, Moved: moved})
+	change(Change{Path: rel, Moved: moved, Renamed: renamed})
+}
+
+// renamedFrom returns the path that the file or folder created by e was
+// renamed from, when e is the second half of a rename within the watched
+// folders. fsnotify pairs the two halves of a rename (by the kernel's
+// cookie) but, in v1.10, shows the old name only in Event.String, which
+// is where it is read from (TestRenamedIntoPlace fails should that
+// change).
+func renamedFrom(e fsnotify.Event) (string, bool) {
+	plain := fmt.Sprintf("%-13s %q", e.Op.String(), e.Name)
+	rest, ok := strings.CutPrefix(e.String(), plain+" ← ")
+	if !ok {
+		return "", false
+	}
+	from, err := strconv.Unquote(rest)
+	return from, err == nil
+}
+
+// mayBeWatched reports whether the folder at path p (absolute) may have
+// been watched: it is below the root and no element of it is skipped.
+func (t *Tree) mayBeWatched(p string) bool {
+	rel, ok := strings.CutPrefix(p, t.root+string(filepath.Separator))
+	if !ok {
+		return false
+	}
+	for _, el := range strings.Split(rel, string(filepath.Separator)) {
+		if t.skip(el) {
+			return false
+		}
+	}
+	return true
 }
 
 // Renew renews the watches of the top-level folders named (paths relative
-// to the root): every watch on or below them is dropped, and so is every
-// watch whose folder no longer exists under its name, then the folders
+// to the root): every watch on or below them is dropped, then the folders
 // present are watched afresh. Call it once a burst of Moved changes has
-// settled. It returns an error wrapping ErrCannotWatch when a folder
-// cannot be watched.
+// settled, with the top-level folders of those changes. Its cost is that
+// of the folders named (the Tree files its watches by top-level folder),
+// not that of the tree. It returns an error wrapping ErrCannotWatch when a
+// folder cannot be watched.
 //
 // Why: fsnotify keeps watches by path, the kernel by folder. After a
 // watched folder is renamed, fsnotify (v1.10) still files its watch, and
@@ -263,27 +332,43 @@ func (t *Tree) event(e fsnotify.Event, change func(Change), report func(error)) 
 // meanwhile watched again under its new name (the kernel hands back the
 // same watch). The folder would never be heard from again. Dropping every
 // stale watch first and adding the tree again gives fresh watches filed
-// under the right names.
+// under the right names. A folder moved from one top-level folder to
+// another gives a Moved change in each, so both are renewed: every watch
+// filed under an old name is dropped.
 func (t *Tree) Renew(folders []string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil
 	}
-	renew := make(map[string]bool, len(folders))
-	for _, f := range folders {
-		renew[f] = true
+	return t.renew(folders)
+}
+
+// RenewAll renews, as Renew does, every top-level folder watched so far
+// and the folders named (those present now): after events were lost, any
+// watch may be filed under an old name.
+func (t *Tree) RenewAll(present []string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
 	}
-	for _, p := range t.ev.WatchList() {
-		rel, err := filepath.Rel(t.root, p)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		fi, err := os.Lstat(p)
-		if renew[top] || err != nil || !fi.IsDir() {
+	folders := append([]string(nil), present...)
+	for top := range t.watched {
+		folders = append(folders, top)
+	}
+	return t.renew(folders)
+}
+
+// renew is Renew with mu held.
+func (t *Tree) renew(folders []string) error {
+	folders = slices.Compact(slices.Sorted(slices.Values(folders)))
+	for _, f := range folders {
+		top, _, _ := strings.Cut(f, "/")
+		for _, p := range t.watched[top] {
 			t.ev.Remove(p) // an error means the kernel had dropped it already
 		}
+		delete(t.watched, top)
 	}
 	for _, f := range folders {
 		dir := filepath.Join(t.root, filepath.FromSlash(f))
