@@ -44,7 +44,8 @@ import (
 // uploads GUIDEPUB_BENCH_UPLOADS new guides (default 40) one after the
 // other, each once the previous one's event has arrived; ms/event is the
 // status→POST lag, queued-ms the part until the pipeline's Enqueue returned
-// (the export's remaining writes and the commit), sent-ms the rest.
+// (the export's remaining writes and the commit), sent-ms the rest (it can
+// be below zero: the POST may arrive before Enqueue has returned).
 func BenchmarkWebhookLag(b *testing.B) {
 	stores := []struct {
 		name string
@@ -129,6 +130,8 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", i)), benchBundle(b, i, hook.URL))
 		id := fmt.Sprintf("gBENCH%05d", i)
 		rcv.wait(b, "the event of "+id, time.Minute, func() bool { _, ok := rcv.of(id); return ok })
+		// The POST may come before the pipeline's Enqueue call has returned.
+		rcv.wait(b, "the return of Enqueue for "+id, time.Minute, func() bool { return !queued.of(id).IsZero() })
 		posted, _ := rcv.of(id)
 		status := statusPublished(b, out, i)
 		enq := queued.of(id)
