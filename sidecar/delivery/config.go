@@ -29,8 +29,10 @@ type Config struct {
 	// used under a lock.
 	Rand *mrand.Rand
 	// PollInterval is how often each sidecar looks for due attempts; default
-	// 1s on PostgreSQL (which is also woken by LISTEN/NOTIFY) and 50ms on
-	// SQLite (which has no notifications).
+	// 1s on PostgreSQL and 50ms on SQLite. It is the fallback: a queued
+	// delivery wakes the queues at once (LISTEN/NOTIFY on PostgreSQL; on
+	// SQLite, a direct wake-up in the queueing process and the wake file
+	// for the others: see wake.go).
 	PollInterval time.Duration
 	// RescueAfter is how long an attempt may stay "running" before it counts
 	// as lost with a dead process and is scheduled again by any sidecar;

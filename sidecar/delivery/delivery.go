@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -87,6 +88,13 @@ type Queue struct {
 
 	randMu sync.Mutex
 
+	// wakeFile is the SQLite database's wake file (nil on PostgreSQL);
+	// started is set once River has started and until Stop, while wake-ups
+	// may reach it; stopWatch ends the watch of the wake file.
+	wakeFile  *wakeFile
+	started   atomic.Bool
+	stopWatch func()
+
 	stopReclaim context.CancelFunc
 	reclaimDone chan struct{}
 }
@@ -130,6 +138,9 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("delivery queue: %w", err)
 	}
 	q := &Queue{st: st, cfg: cfg, recorder: newRecorder(st)}
+	if st.Dialect() == store.SQLite {
+		q.wakeFile = &wakeFile{path: st.SQLitePath() + wakeSuffix}
+	}
 	q.client = newHTTPClient(cfg)
 	q.metrics, err = newMetrics(cfg.Registerer, q.depth)
 	if err != nil {
@@ -154,9 +165,16 @@ func (q *Queue) Start(ctx context.Context) error {
 	if n > 0 {
 		q.cfg.Logger.Info("deliveries in flight at the last stop sent again", "count", n, "instance", q.cfg.InstanceID)
 	}
+	q.watchWakeFile()
 	if err := q.river.Start(context.WithoutCancel(ctx)); err != nil {
+		if q.stopWatch != nil {
+			q.stopWatch()
+		}
 		return fmt.Errorf("start delivery queue: %w", err)
 	}
+	q.started.Store(true)
+	// A wake-up that came while River started was not passed on.
+	q.river.Wake()
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q.stopReclaim, q.reclaimDone = cancel, make(chan struct{})
 	go func() { defer close(q.reclaimDone); q.reclaimLoop(rctx) }()
@@ -168,6 +186,10 @@ func (q *Queue) Start(ctx context.Context) error {
 // cancelled (recorded as failed attempts and retried later) and Stop
 // returns ctx's error.
 func (q *Queue) Stop(ctx context.Context) error {
+	q.started.Store(false)
+	if q.stopWatch != nil {
+		q.stopWatch()
+	}
 	if q.stopReclaim != nil {
 		q.stopReclaim()
 		<-q.reclaimDone
@@ -232,6 +254,9 @@ func (q *Queue) Enqueue(ctx context.Context, msgs []Message) ([]Delivery, error)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	if len(out) > 0 {
+		q.queued()
 	}
 	for _, d := range out {
 		q.cfg.Logger.Info("delivery queued", "delivery", d.ID, "guide", d.GuideID, "url", redactURL(d.URL), "webhook_id", d.WebhookID)
@@ -409,8 +434,44 @@ func (q *Queue) Retry(ctx context.Context, guideID string, id string) (Delivery,
 	if err != nil {
 		return Delivery{}, fmt.Errorf("retry delivery %s: %w", id, err)
 	}
+	q.queued()
 	q.cfg.Logger.Info("delivery re-sent", "delivery", id, "guide", guideID)
 	return out[0], nil
+}
+
+// queued wakes the queues that send, once jobs were committed: this
+// process's own, when started, and, on SQLite, every other process's
+// through the wake file (see wake.go).
+func (q *Queue) queued() {
+	q.wakeUp()
+	if q.wakeFile == nil {
+		return
+	}
+	if err := q.wakeFile.signal(); err != nil {
+		q.cfg.Logger.Debug("wake file not touched; other processes find the deliveries at their next poll", "path", q.wakeFile.path, "error", err.Error())
+	}
+}
+
+// wakeUp makes this process's queue, when started, fetch due jobs now.
+func (q *Queue) wakeUp() {
+	if q.started.Load() {
+		q.river.Wake()
+	}
+}
+
+// watchWakeFile watches the wake file of a SQLite store, so that jobs other
+// processes queue are fetched at once. A folder that cannot be watched is
+// logged once: those jobs then wait for the next poll.
+func (q *Queue) watchWakeFile() {
+	if q.wakeFile == nil {
+		return
+	}
+	stop, err := q.wakeFile.watch(q.wakeUp)
+	if err != nil {
+		q.cfg.Logger.Warn("cannot watch the store's wake file: deliveries queued by other processes are found by polling", "path", q.wakeFile.path, "error", err.Error())
+		return
+	}
+	q.stopWatch = stop
 }
 
 // depth counts deliveries waiting for an attempt (queued or retrying),

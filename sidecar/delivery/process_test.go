@@ -190,7 +190,9 @@ func (tl *tally) counts() (distinct, hits int) {
 func newTallyReceiver(t *testing.T, delay time.Duration) (*receiver, *tally) {
 	tl := &tally{ids: map[int][]string{}}
 	var rc *receiver
+	assigned := make(chan struct{}) // rc is set: orders the handlers' reads after the write
 	rc = newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		<-assigned
 		time.Sleep(delay) // a slow receiver
 		rc.mu.Lock()
 		got := rc.got[n-1]
@@ -198,6 +200,7 @@ func newTallyReceiver(t *testing.T, delay time.Duration) (*receiver, *tally) {
 		tl.add(got.body, got.header.Get("webhook-id"))
 		w.WriteHeader(200)
 	})
+	close(assigned)
 	return rc, tl
 }
 

@@ -40,11 +40,22 @@ type riverClient interface {
 	StopAndCancel(ctx context.Context) error
 	// InsertManyTx queues jobs in tx.
 	InsertManyTx(ctx context.Context, tx store.Tx, jobs []jobArgs) error
+	// Wake makes a started client fetch due jobs now rather than at its
+	// next poll; a no-op where River's own notifications do it. It must
+	// not be called before Start has returned.
+	Wake()
 }
 
 type typedClient[TTx any] struct {
 	c           *river.Client[TTx]
 	maxAttempts int
+	pilot       *wakePilot // nil: River's LISTEN/NOTIFY wakes the client
+}
+
+func (t typedClient[TTx]) Wake() {
+	if t.pilot != nil {
+		t.pilot.wake()
+	}
 }
 
 func (t typedClient[TTx]) Start(ctx context.Context) error { return t.c.Start(ctx) }
@@ -112,20 +123,22 @@ func newRiverClient(st *store.Store, q *Queue) (riverClient, error) {
 	}
 	switch st.Dialect() {
 	case store.Postgres:
-		return newTyped[pgx.Tx](riverpgxv5.New(st.PgPool()), cfg, q.cfg.MaxAttempts)
+		return newTyped[pgx.Tx](riverpgxv5.New(st.PgPool()), cfg, q.cfg.MaxAttempts, nil)
 	case store.SQLite:
 		cfg.PollOnly = true
-		return newTyped[*sql.Tx](riversqlite.New(st.SQLDB()), cfg, q.cfg.MaxAttempts)
+		pilot := &wakePilot{}
+		driver := &wakeDriver{Driver: riversqlite.New(st.SQLDB()), pilot: pilot}
+		return newTyped[*sql.Tx](driver, cfg, q.cfg.MaxAttempts, pilot)
 	}
 	return nil, fmt.Errorf("unknown store dialect %q", st.Dialect())
 }
 
-func newTyped[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, maxAttempts int) (riverClient, error) {
+func newTyped[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, maxAttempts int, pilot *wakePilot) (riverClient, error) {
 	c, err := river.NewClient(driver, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	return typedClient[TTx]{c: c, maxAttempts: riverMaxAttempts(maxAttempts)}, nil
+	return typedClient[TTx]{c: c, maxAttempts: riverMaxAttempts(maxAttempts), pilot: pilot}, nil
 }
 
 // worker makes one attempt of a delivery per River job run.

@@ -51,6 +51,7 @@ const minPgConns = 4
 type Store struct {
 	dialect string
 	db      *sql.DB       // SQLite
+	path    string        // SQLite: the file's absolute path
 	pool    *pgxpool.Pool // PostgreSQL
 	logger  *slog.Logger
 }
@@ -101,6 +102,10 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 			return nil, err
 		}
 		s.dialect, s.db = SQLite, db
+		if s.path, err = filepath.Abs(dsn); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store: %w", err)
+		}
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -191,6 +196,10 @@ func (s *Store) Dialect() string { return s.dialect }
 // SQLDB returns the SQLite handle (for River's riversqlite driver), or nil
 // on PostgreSQL.
 func (s *Store) SQLDB() *sql.DB { return s.db }
+
+// SQLitePath returns the absolute path of the SQLite file, or "" on
+// PostgreSQL.
+func (s *Store) SQLitePath() string { return s.path }
 
 // PgPool returns the PostgreSQL pool (for River's riverpgxv5 driver), or nil
 // on SQLite.
