@@ -20,6 +20,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -471,7 +472,7 @@ func TestHiddenUnreachable(t *testing.T) {
 		}
 		for _, v := range b.Guide.Views {
 			files := viewFiles(pub, v.ViewID)
-			if ViewStatus(&b.Guide, &v, ev.now) != site.StatusReady {
+			if render.ViewStatus(&b.Guide, &v, ev.now) != site.StatusReady {
 				// Status, summary and the page that says the view is not
 				// ready, in each of the guide's languages.
 				pages := 0
@@ -481,7 +482,7 @@ func TestHiddenUnreachable(t *testing.T) {
 					}
 				}
 				if len(files) != (2+pages)*(1+len(site.Encodings)) || files[site.PageFile] == nil {
-					t.Errorf("%s not ready: want only status, summary and page, got %v", v.ViewID, sortedKeys(files))
+					t.Errorf("%s not ready: want only status, summary and page, got %v", v.ViewID, sortedNames(files))
 				}
 				continue
 			}
@@ -797,7 +798,7 @@ func TestManifestMigrated(t *testing.T) {
 	ev.exportAll()
 	// Make the private tree what the previous version left.
 	legacy := ev.exporter().Manifest()
-	data, err := marshalJSON(legacy)
+	data, err := render.MarshalJSON(legacy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -63,7 +64,7 @@ func (c *claims) claim(folder string, g *bundle.Guide, m *Records, alive alive) 
 		return problems
 	}
 	c.guides[g.GuideID] = folder
-	for _, id := range publicIDs(g) {
+	for _, id := range render.PublicIDs(g) {
 		c.public[id] = g.GuideID
 	}
 	return nil
@@ -86,24 +87,11 @@ func (c *claims) holder(id, folder, guideID string, m *Records) (string, string)
 // release drops the claims of guide g.
 func (c *claims) release(g *bundle.Guide) {
 	delete(c.guides, g.GuideID)
-	for _, id := range publicIDs(g) {
+	for _, id := range render.PublicIDs(g) {
 		if c.public[id] == g.GuideID {
 			delete(c.public, id)
 		}
 	}
-}
-
-// publicIDs returns the top-level public folders guide g claims: its view
-// ids and its alias.
-func publicIDs(g *bundle.Guide) []string {
-	ids := make([]string, 0, len(g.Views)+1)
-	for _, v := range g.Views {
-		ids = append(ids, v.ViewID)
-	}
-	if g.Alias != "" && !slices.Contains(ids, g.Alias) {
-		ids = append(ids, g.Alias)
-	}
-	return ids
 }
 
 // idsOnly returns a copy of g with only what claims need: the guide id,
@@ -118,7 +106,7 @@ func idsOnly(g *bundle.Guide) *bundle.Guide {
 
 // sameIDs reports whether a and b claim the same ids.
 func sameIDs(a, b *bundle.Guide) bool {
-	return a.GuideID == b.GuideID && slices.Equal(publicIDs(a), publicIDs(b))
+	return a.GuideID == b.GuideID && slices.Equal(render.PublicIDs(a), render.PublicIDs(b))
 }
 
 // privateKeep are the private folders that stay when they become empty.

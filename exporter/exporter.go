@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -48,7 +49,7 @@ func ManifestName(i, n int) string {
 // are safe for concurrent use; calls for the same folder are serialized.
 type Exporter struct {
 	cfg      Config
-	urls     urls
+	plan     render.Settings // what render.Guide renders with
 	pub      tree
 	priv     tree
 	comp     *Compressor
@@ -84,8 +85,9 @@ func New(cfg Config) (*Exporter, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Exporter{
-		cfg:    cfg,
-		urls:   urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
+		cfg: cfg,
+		plan: render.Settings{URLs: render.URLs{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
+			SourceName: cfg.SourceName, Limits: cfg.Limits},
 		pub:    tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
 		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
 		comp:   NewCompressor(),

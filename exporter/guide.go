@@ -27,7 +27,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -151,8 +151,8 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	g := &b.Guide
 	now := e.cfg.Clock.Now()
 	res := GuideResult{Folder: b.Folder, GuideID: g.GuideID, Views: len(g.Views)}
-	res.Ready, res.NextChange = guideStatus(b, now)
-	inputs := namedFiles(g)
+	res.Ready, res.NextChange = render.Status(b, now)
+	inputs := render.NamedFiles(g)
 	fp, err := e.fingerprint(b.Dir, b.Raw, inputs)
 	if err != nil {
 		return res, site.ManifestGuide{}, fmt.Errorf("bundle %s: %w", b.Folder, err)
@@ -162,7 +162,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
 		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
 	}
-	p, err := e.render(b, now)
+	p, err := render.Guide(b, e.plan, now)
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
@@ -172,11 +172,11 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	finished := false
 	defer func() { e.endWrite(finished) }()
 	w := &guideWriter{e: e, res: &res}
-	if err := w.putAll(ctx, b, p.files); err != nil {
+	if err := w.putAll(ctx, b, p.Files); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	res.Revision = w.revision()
-	if err := w.putRecord(g, p.ready); err != nil {
+	if err := w.putRecord(g, p.Ready); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	slices.Sort(w.public)
@@ -195,7 +195,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 			return res, site.ManifestGuide{}, err
 		}
 	}
-	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.ids, Files: w.public, Private: w.private,
+	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: w.public, Private: w.private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
 	if !res.NextChange.IsZero() {
 		next := res.NextChange
@@ -206,20 +206,6 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished = true
 	return res, entry, nil
-}
-
-// guideStatus fills the parts of a result that need no rendering.
-func guideStatus(b *bundle.Bundle, now time.Time) (ready bool, next time.Time) {
-	g := &b.Guide
-	if def := g.DefaultView(); def != nil {
-		ready = ViewStatus(g, def, now) == site.StatusReady
-	}
-	for _, v := range g.Views {
-		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) && (next.IsZero() || v.ExpiresAt.Before(next)) {
-			next = *v.ExpiresAt
-		}
-	}
-	return ready, next
 }
 
 // fingerprint returns the hash of what the output of a bundle depends on,
@@ -279,32 +265,6 @@ func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult
 	return r
 }
 
-// namedFiles lists every file guide.json names, sorted, once each.
-func namedFiles(g *bundle.Guide) []string {
-	var out []string
-	for _, p := range g.Media.Photos {
-		out = append(out, p.File)
-		if p.Small != nil {
-			out = append(out, p.Small.File)
-		}
-	}
-	if bi := g.Media.BannerImage; bi != nil {
-		out = append(out, bi.File)
-	}
-	for _, lang := range sortedKeys(g.Media.Documents) {
-		d := g.Media.Documents[lang]
-		out = append(out, d.Files()...)
-	}
-	for _, v := range g.Views {
-		for _, d := range v.Plans {
-			out = append(out, d.Files()...)
-		}
-	}
-	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // allExist reports whether every file of a manifest entry still exists.
 func (e *Exporter) allExist(mg *site.ManifestGuide) bool {
 	for _, p := range mg.Files {
@@ -318,131 +278,6 @@ func (e *Exporter) allExist(mg *site.ManifestGuide) bool {
 		}
 	}
 	return true
-}
-
-// plan is everything the export of one guide publishes.
-type plan struct {
-	files      []outFile // public media, documents, private media, event
-	ids        []string
-	ready      bool
-	views      int
-	nextChange time.Time
-}
-
-// outFile is one file the export of a guide publishes.
-type outFile struct {
-	private bool   // in the private tree, else the public one
-	path    string // slash-separated, relative to the tree
-	data    []byte // content, or nil for a copy of src
-	src     string // bundle file to copy when data is nil
-	doc     bool   // a document: written with compressed siblings
-	// format, for a public image or PDF, is its format: it is stripped
-	// of private metadata rather than copied (images.go).
-	format media.Format
-	width  int // a rendition of src this wide (images.go)
-}
-
-// render renders every file guide b publishes at now.
-func (e *Exporter) render(b *bundle.Bundle, now time.Time) (*plan, error) {
-	g := &b.Guide
-	def := g.DefaultView()
-	if def == nil {
-		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
-	}
-	r := &renderer{g: g, media: b.Media, urls: e.urls, sourceName: e.cfg.SourceName, now: now}
-	p := &plan{ids: publicIDs(g), views: len(g.Views)}
-	var mediaFiles, docs []outFile
-	addView := func(folder string, vd viewDocs, withMedia bool) {
-		for _, name := range site.Documents {
-			if data, ok := vd.Docs[name]; ok {
-				docs = append(docs, outFile{path: site.ViewFile(folder, name), data: data, doc: true})
-			}
-		}
-		if withMedia {
-			for _, m := range vd.Media {
-				mediaFiles = append(mediaFiles, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
-			}
-		}
-	}
-	for i := range g.Views {
-		v := &g.Views[i]
-		first := len(docs)
-		vd, err := r.renderView(v)
-		if err != nil {
-			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
-		}
-		addView(v.ViewID, vd, true)
-		ids := []string{v.ViewID}
-		if v == def && g.Alias != "" && g.Alias != v.ViewID {
-			// The alias serves the default view's documents; they link to
-			// the view's own media, so the alias needs no media copies.
-			addView(g.Alias, vd, false)
-			ids = append(ids, g.Alias)
-		}
-		pages, err := r.renderPages(&vd.built, ids)
-		if err != nil {
-			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
-		}
-		docs = append(docs, pages...)
-		// Checked view by view, so that a huge guide is rejected after
-		// rendering one view, not all of them.
-		if problems := e.tooLarge(b.Folder, docs[first:]); len(problems) > 0 {
-			return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
-		}
-		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
-			(p.nextChange.IsZero() || v.ExpiresAt.Before(p.nextChange)) {
-			p.nextChange = *v.ExpiresAt
-		}
-	}
-	p.files = append(mediaFiles, docs...)
-	if err := checkPublic(g, now, p.files); err != nil {
-		return nil, fmt.Errorf("guide %s: %w", g.GuideID, err)
-	}
-	if ViewStatus(g, def, now) == site.StatusReady {
-		p.ready = true
-		ev, priv := r.event(def)
-		data, err := marshalJSON(ev)
-		if err != nil {
-			return nil, fmt.Errorf("render event: %w", err)
-		}
-		for _, m := range priv {
-			p.files = append(p.files, mediaFile(b, site.PrivateDocPath(g.GuideID, m.Dst), m, true))
-		}
-		p.files = append(p.files, outFile{private: true, path: site.EventPath(g.GuideID), data: data})
-	}
-	// The record is written after the others, with a revision of fixed
-	// length.
-	rec, err := marshalJSON(guideRecord(g, strings.Repeat("0", revisionLen), p.ready))
-	if err != nil {
-		return nil, fmt.Errorf("render record: %w", err)
-	}
-	private := append(p.files[len(mediaFiles)+len(docs):len(p.files):len(p.files)], outFile{private: true, path: site.RecordPath(g.GuideID), data: rec})
-	if problems := e.tooLarge(b.Folder, private); len(problems) > 0 {
-		return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
-	}
-	return p, nil
-}
-
-// tooLarge returns a problem for every file of files, rendered for the
-// bundle in folder, larger than the limit of one file
-// (Limits.DocumentBytes): documents, view pages, the ready event, the
-// record. Media (no data: copies of the bundle's files) are not held to it.
-func (e *Exporter) tooLarge(folder string, files []outFile) []bundle.Problem {
-	max := e.cfg.Limits.WithDefaults().DocumentBytes
-	var problems []bundle.Problem
-	for _, f := range files {
-		if f.data == nil || len(f.data) <= max {
-			continue
-		}
-		name := f.path
-		if f.private {
-			name += " (private)"
-		}
-		problems = append(problems, bundle.Problem{File: folder + "/" + bundle.FileName,
-			Message: fmt.Sprintf("the file %s would be %s, more than the limit of %s for one file (raise it with --max-document-size)",
-				name, formatBytes(int64(len(f.data))), formatBytes(int64(max)))})
-	}
-	return problems
 }
 
 // recordExport writes the exporter's record of guide id (entry, with the

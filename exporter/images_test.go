@@ -14,7 +14,6 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
-	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // TestNoPrivateMetadataPublished publishes a camera photo with GPS EXIF
@@ -219,36 +218,6 @@ func TestBadMediaRejected(t *testing.T) {
 				t.Errorf("private files changed: %v", c)
 			}
 		})
-	}
-}
-
-// TestPageRenditions: the pages get, by the published URL of each photo
-// and floor page, its renditions in ascending width, with their URLs and
-// sizes; a view that hides photos has none for them.
-func TestPageRenditions(t *testing.T) {
-	ev := newEnv(t, fsKinds[0])
-	b, err := ev.exporter().load(kingFolder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &renderer{g: &b.Guide, media: b.Media, urls: urls{View: "https://v.example"}, now: testNow}
-	for i := range b.Guide.Views {
-		if _, err := r.renderView(&b.Guide.Views[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := r.rendered["vKT301A"]
-	photo := a["https://v.example/vKT301A/doc/photos/ph-1.jpg"]
-	want := []viewpage.Rendition{{URL: "https://v.example/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}}
-	if !slices.Equal(photo, want) {
-		t.Errorf("photo renditions %+v, want %+v", photo, want)
-	}
-	page := a["https://v.example/vKT301A/doc/en/jpgMetric-1.jpg"]
-	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 624 {
-		t.Errorf("floor page renditions %+v", page)
-	}
-	if len(a) != 10 { // 2 photos, 8 floor pages (the banner image is narrower than a rendition)
-		t.Errorf("%d images with renditions in vKT301A, want 10: %v", len(a), a)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/render"
 )
 
 // imageWork counts the images decoded to make renditions, for tests (an
@@ -87,10 +88,10 @@ func rejectFile(b *bundle.Bundle, rel string, err error) error {
 }
 
 // stripMedia is putMedia for a public image: it publishes the bundle
-// image f.src without its private metadata (media.Strip), unless f.path
+// image f.Src without its private metadata (media.Strip), unless f.Path
 // already holds exactly that. A source that changes while it is read is
 // errChanged; one that is not a well-formed image rejects the bundle.
-func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -105,21 +106,21 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 		h.Reset()
 		in := &hookReader{r: src, after: func() {
 			if copyHook != nil {
-				copyHook(f.src, attempt)
+				copyHook(f.Src, attempt)
 			}
 		}}
-		if _, err := media.Strip(io.MultiWriter(out, h), in, f.format); err != nil {
+		if _, err := media.Strip(io.MultiWriter(out, h), in, f.Format); err != nil {
 			if errors.Is(err, errDiffers) {
 				return err
 			}
 			if cerr := checkSame(src, before, before.size); cerr != nil {
 				return cerr
 			}
-			return rejectFile(b, f.src, err)
+			return rejectFile(b, f.Src, err)
 		}
 		return checkSame(src, before, before.size)
 	}
-	same, err := produces(t, f.path, io.Discard, strip)
+	same, err := produces(t, f.Path, io.Discard, strip)
 	if err != nil {
 		return sum, err
 	}
@@ -130,7 +131,7 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 	}
 	var cw countWriter
 	m := md5.New() // for the record (a public image), in the same pass as the SHA-256
-	if err := t.writeFunc(f.path, func(out io.Writer) error {
+	if err := t.writeFunc(f.Path, func(out io.Writer) error {
 		cw = countWriter{w: out}
 		m.Reset()
 		return strip(io.MultiWriter(&cw, m))
@@ -146,18 +147,18 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f outFile, attempt in
 	}
 	d := digest{sha256: sumOf(h)}
 	m.Sum(d.md5[:0])
-	w.written(t, f.path, cw.n, d)
+	w.written(t, f.Path, cw.n, d)
 	return d.sha256, nil
 }
 
 // stripPDF is putMedia for a public PDF: it publishes the bundle PDF
-// f.src without its metadata (media.StripPDF). The document is read and
+// f.Src without its metadata (media.StripPDF). The document is read and
 // rewritten in memory (the parser holds all of it anyway) and written like
 // a document, so that it is parsed once; the rewrite is a decode
 // (decodes.go): it takes its share of the memory budget and one of the
 // Jobs slots, and is recorded. A source that changes while it is read is
 // errChanged; one that does not parse rejects the bundle.
-func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -166,7 +167,7 @@ func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f outFile, attempt int)
 	defer src.Close()
 	in := &hookReader{r: src, after: func() {
 		if copyHook != nil {
-			copyHook(f.src, attempt)
+			copyHook(f.Src, attempt)
 		}
 	}}
 	data, err := io.ReadAll(io.LimitReader(in, before.size+1))
@@ -177,26 +178,26 @@ func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f outFile, attempt int)
 		return sum, err
 	}
 	var out bytes.Buffer
-	err = w.decode(context.Background(), b, f.src, sha256.Sum256(data), b.Media[f.src].Decode, func() error {
+	err = w.decode(context.Background(), b, f.Src, sha256.Sum256(data), b.Media[f.Src].Decode, func() error {
 		w.e.cpu <- struct{}{}
 		defer func() { <-w.e.cpu }()
 		if err := media.StripPDF(&out, data); err != nil {
-			return rejectFile(b, f.src, err)
+			return rejectFile(b, f.Src, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return sum, err
 	}
-	if err := w.write(t, f.path, out.Bytes()); err != nil {
+	if err := w.write(t, f.Path, out.Bytes()); err != nil {
 		return sum, err
 	}
 	return sha256.Sum256(out.Bytes()), nil
 }
 
 // openSource opens the bundle file of f and returns its stamp.
-func (w *guideWriter) openSource(b *bundle.Bundle, f outFile) (afero.File, stamp, error) {
-	src, err := b.Open(f.src)
+func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, stamp, error) {
+	src, err := b.Open(f.Src)
 	if err != nil {
 		return nil, stamp{}, err
 	}
@@ -212,7 +213,7 @@ func (w *guideWriter) openSource(b *bundle.Bundle, f outFile) (afero.File, stamp
 // date when it carries the key of the source's content and width
 // (media.RenditionKey); otherwise it is copied from the same rendition
 // published earlier in this export, or made.
-func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Size]byte, error) {
+func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -228,15 +229,15 @@ func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.
 	}
 	var srcSum [sha256.Size]byte
 	h.Sum(srcSum[:0])
-	key := media.RenditionKey(srcSum, f.width)
-	if old, err := t.read(f.path); err == nil && media.KeyOf(old) == key {
+	key := media.RenditionKey(srcSum, f.Width)
+	if old, err := t.read(f.Path); err == nil && media.KeyOf(old) == key {
 		w.res.Unchanged++
-		w.remember(key, f.path)
+		w.remember(key, f.Path)
 		return sha256.Sum256(old), nil
 	}
 	c := w.cache()
-	data := c.renditions[f.width]
-	if c.src != f.src || data == nil || media.KeyOf(data) != key {
+	data := c.renditions[f.Width]
+	if c.src != f.Src || data == nil || media.KeyOf(data) != key {
 		data = nil
 		if p, ok := c.published[key]; ok {
 			if d, err := t.read(p); err == nil && media.KeyOf(d) == key {
@@ -249,10 +250,10 @@ func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.
 			return sum, err
 		}
 	}
-	if err := w.write(t, f.path, data); err != nil {
+	if err := w.write(t, f.Path, data); err != nil {
 		return sum, err
 	}
-	w.remember(key, f.path)
+	w.remember(key, f.Path)
 	return sha256.Sum256(data), nil
 }
 
@@ -269,8 +270,8 @@ func (w *guideWriter) remember(key, p string) { w.cache().published[key] = p }
 // width of it, keeping them for the next files; it returns f's. Decoding
 // is a decode (decodes.go): it waits for its share of the memory budget,
 // takes one of the Jobs slots and is recorded.
-func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File, srcSum [sha256.Size]byte, key string) ([]byte, error) {
-	info := b.Media[f.src]
+func (w *guideWriter) makeRenditions(b *bundle.Bundle, f render.File, src afero.File, srcSum [sha256.Size]byte, key string) ([]byte, error) {
+	info := b.Media[f.Src]
 	widths := media.RenditionWidths(info.Width)
 	desc := make([]int, len(widths))
 	for i, wd := range widths {
@@ -279,13 +280,13 @@ func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File
 	// What the stripped original keeps for display, the renditions keep.
 	kept, err := media.Strip(io.Discard, seekStart(src), info.Format)
 	if err != nil {
-		return nil, rejectFile(b, f.src, err)
+		return nil, rejectFile(b, f.Src, err)
 	}
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
 	out := map[int][]byte{}
-	err = w.decode(context.Background(), b, f.src, srcSum, info.Decode, func() error {
+	err = w.decode(context.Background(), b, f.Src, srcSum, info.Decode, func() error {
 		w.e.cpu <- struct{}{}
 		defer func() { <-w.e.cpu }()
 		imageWork.Add(1)
@@ -294,7 +295,7 @@ func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File
 			return nil
 		})
 		if err != nil {
-			return rejectFile(b, f.src, err)
+			return rejectFile(b, f.Src, err)
 		}
 		return nil
 	})
@@ -302,10 +303,10 @@ func (w *guideWriter) makeRenditions(b *bundle.Bundle, f outFile, src afero.File
 		return nil, err
 	}
 	c := w.cache()
-	c.src, c.renditions = f.src, out
-	data := out[f.width]
+	c.src, c.renditions = f.Src, out
+	data := out[f.Width]
 	if media.KeyOf(data) != key {
-		return nil, rejectFile(b, f.src, errors.New("an image whose rendition could not be made"))
+		return nil, rejectFile(b, f.Src, errors.New("an image whose rendition could not be made"))
 	}
 	return data, nil
 }

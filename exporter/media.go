@@ -19,6 +19,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -51,7 +52,7 @@ func stampOf(fi os.FileInfo) stamp {
 	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: ctimeOf(fi)}
 }
 
-// putMedia publishes the bundle file f.src at f.path of t by streaming it
+// putMedia publishes the bundle file f.Src at f.Path of t by streaming it
 // (memory does not grow with the file's size) and returns the SHA-256 of
 // what it published: a copy, or for a public image or PDF a copy without
 // its private metadata, or a rendition (imagewrite.go). A destination that already holds the same bytes is
@@ -59,7 +60,7 @@ func stampOf(fi os.FileInfo) stamp {
 // length read differ), the copy is discarded and tried once more; a second
 // change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
 // partial or mixed is ever published.
-func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Size]byte, error) {
+func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	for attempt := range 2 {
 		var (
@@ -67,11 +68,11 @@ func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Siz
 			err error
 		)
 		switch {
-		case f.width > 0:
+		case f.Width > 0:
 			s, err = w.renderMedia(t, b, f)
-		case f.format == media.PDF:
+		case f.Format == media.PDF:
 			s, err = w.stripPDF(t, b, f, attempt)
-		case f.format != "":
+		case f.Format != "":
 			s, err = w.stripMedia(t, b, f, attempt)
 		default:
 			s, err = w.copyMedia(t, b, f, attempt)
@@ -81,31 +82,31 @@ func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f outFile) ([sha256.Siz
 		}
 		return s, err
 	}
-	return sum, &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + f.src, Message: MsgChanged}}}
+	return sum, &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + f.Src, Message: MsgChanged}}}
 }
 
 // copyMedia is one attempt of putMedia; it returns errChanged when the
 // source changed while it was read.
-func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
-	src, err := b.Open(f.src)
+	src, err := b.Open(f.Src)
 	if err != nil {
 		return sum, err
 	}
 	defer src.Close()
 	fi, err := src.Stat()
 	if err != nil {
-		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.src, err)
+		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
 	before := stampOf(fi)
 	buf := make([]byte, copyBufSize)
 	h := sha256.New()
-	same, n, err := sameContent(t, f.path, src, before.size, h, buf)
+	same, n, err := sameContent(t, f.Path, src, before.size, h, buf)
 	if err != nil {
-		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.src, err)
+		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
 	if copyHook != nil {
-		copyHook(f.src, attempt)
+		copyHook(f.Src, attempt)
 	}
 	if same {
 		if err := checkSame(src, before, n); err != nil {
@@ -123,7 +124,7 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 		m = md5.New()
 		hw = io.MultiWriter(h, m)
 	}
-	err = t.writeFunc(f.path, func(out io.Writer) error {
+	err = t.writeFunc(f.Path, func(out io.Writer) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
@@ -133,7 +134,7 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 		}
 		n, err := copyHashing(out, src, hw, buf, func() {
 			if copyHook != nil {
-				copyHook(f.src, attempt)
+				copyHook(f.Src, attempt)
 			}
 		})
 		if err != nil {
@@ -152,7 +153,7 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f outFile, attempt int
 	if m != nil {
 		m.Sum(d.md5[:0])
 	}
-	w.written(t, f.path, written, d)
+	w.written(t, f.Path, written, d)
 	return d.sha256, nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -116,7 +117,7 @@ func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
 
 // encode returns the two lines of the record's file.
 func (rec *record) encode() ([]byte, error) {
-	head, err := marshalJSON(rec.recordHead)
+	head, err := render.MarshalJSON(rec.recordHead)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func (rec *record) encode() ([]byte, error) {
 	for i, f := range rec.Public {
 		sums[i] = fileSum{SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
 	}
-	tail, err := marshalJSON(sums)
+	tail, err := render.MarshalJSON(sums)
 	if err != nil {
 		return nil, err
 	}

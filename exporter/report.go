@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
 )
 
 // GuideResult is the outcome of exporting or removing one bundle.
@@ -61,7 +62,7 @@ func (r *Report) Summary() string {
 	if other := failed - r.Rejected; other > 0 {
 		s += fmt.Sprintf(", %d failed", other)
 	}
-	return s + fmt.Sprintf("; %s written in %.2fs", formatBytes(r.Bytes), r.Duration.Seconds())
+	return s + fmt.Sprintf("; %s written in %.2fs", render.FormatBytes(r.Bytes), r.Duration.Seconds())
 }
 
 func (r *Report) add(g GuideResult) {
@@ -75,18 +76,4 @@ func (r *Report) add(g GuideResult) {
 	r.Unchanged += g.Unchanged
 	r.Deleted += g.Deleted
 	r.Bytes += g.Bytes
-}
-
-// formatBytes prints n with a binary unit.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

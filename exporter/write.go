@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -29,7 +30,7 @@ type pathSum struct {
 // together cost little more than one. Renditions are a group of their
 // own, written one at a time through one image cache, so that a source
 // is decoded once for all its widths (imagewrite.go).
-func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outFile) error {
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File) error {
 	docs := w.prepareDocs(files)
 	type result struct {
 		h       [sha256.Size]byte
@@ -39,14 +40,14 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 		err     error
 	}
 	results := make([]result, len(files))
-	group := func(f outFile) [4]bool { return [4]bool{f.private, f.doc, f.data == nil, f.width > 0} }
+	group := func(f render.File) [4]bool { return [4]bool{f.Private, f.Doc, f.Data == nil, f.Width > 0} }
 	for start := 0; start < len(files); {
 		end := start + 1
 		for end < len(files) && group(files[end]) == group(files[start]) {
 			end++
 		}
 		parallel, images := writeParallel, (*imageCache)(nil)
-		if files[start].width > 0 {
+		if files[start].Width > 0 {
 			parallel, images = 1, w.cache()
 		}
 		sem := make(chan struct{}, parallel)
@@ -64,16 +65,16 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 				fw := &guideWriter{e: w.e, res: &r.res, images: images}
 				f := files[i]
 				t := w.e.pub
-				if f.private {
+				if f.Private {
 					t = w.e.priv
 				}
-				if f.data == nil {
+				if f.Data == nil {
 					// Media are streamed: see media.go.
 					r.h, r.err = fw.putMedia(t, b, f)
-					r.written = []string{f.path}
+					r.written = []string{f.Path}
 				} else {
-					r.h = sha256.Sum256(f.data)
-					r.written, r.err = fw.put(t, f, f.data, docs[i])
+					r.h = sha256.Sum256(f.Data)
+					r.written, r.err = fw.put(t, f, f.Data, docs[i])
 				}
 				r.digests = fw.digests
 			})
@@ -93,14 +94,14 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []outF
 		w.res.Bytes += r.res.Bytes
 		w.res.Changes = append(w.res.Changes, r.res.Changes...)
 		prefix := "public/"
-		if f.private {
+		if f.Private {
 			prefix = "private/"
 		}
-		w.sums = append(w.sums, pathSum{prefix + f.path, r.h})
+		w.sums = append(w.sums, pathSum{prefix + f.Path, r.h})
 		for p, d := range r.digests {
 			w.addDigest(p, d)
 		}
-		if f.private {
+		if f.Private {
 			w.private = append(w.private, r.written...)
 		} else {
 			w.public = append(w.public, r.written...)
@@ -129,31 +130,14 @@ func (w *guideWriter) revision() string {
 	return hex.EncodeToString(rh.Sum(nil))
 }
 
-// revisionLen is the length of a revision (hex SHA-256).
-const revisionLen = 2 * sha256.Size
-
-// guideRecord returns the private site.GuideRecord of g at revision.
-func guideRecord(g *bundle.Guide, revision string, ready bool) site.GuideRecord {
-	webhooks := g.Webhooks
-	if webhooks == nil {
-		webhooks = []site.Webhook{}
-	}
-	viewIDs := make([]string, len(g.Views))
-	for i, v := range g.Views {
-		viewIDs[i] = v.ViewID
-	}
-	return site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
-		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: revision, Ready: ready, Webhooks: webhooks}
-}
-
 // putRecord publishes the private site.GuideRecord of g, with the
 // revision already in the result.
 func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
-	data, err := marshalJSON(guideRecord(g, w.res.Revision, ready))
+	data, err := render.MarshalJSON(render.Record(g, w.res.Revision, ready))
 	if err != nil {
 		return err
 	}
-	f := outFile{private: true, path: site.RecordPath(g.GuideID), data: data}
+	f := render.File{Private: true, Path: site.RecordPath(g.GuideID), Data: data}
 	written, err := w.put(w.e.priv, f, data, docWrite{})
 	if err != nil {
 		return err
@@ -233,13 +217,13 @@ type compression struct {
 // and returns the paths it now occupies (a document's compressed siblings
 // too). A document's siblings come from dw, and are written before the
 // document, so a reader who sees the new document finds its new siblings.
-func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string, error) {
-	paths := []string{f.path}
-	if !f.doc {
-		return paths, w.write(t, f.path, data)
+func (w *guideWriter) put(t tree, f render.File, data []byte, dw docWrite) ([]string, error) {
+	paths := []string{f.Path}
+	if !f.Doc {
+		return paths, w.write(t, f.Path, data)
 	}
 	for _, enc := range w.e.cfg.Encodings {
-		p := f.path + enc.Ext
+		p := f.Path + enc.Ext
 		paths = append(paths, p)
 		c, ok := dw.siblings[enc.Name]
 		if !ok {
@@ -247,7 +231,7 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 			continue
 		}
 		if c.err != nil {
-			return nil, fmt.Errorf("compress %s: %w", f.path, c.err)
+			return nil, fmt.Errorf("compress %s: %w", f.Path, c.err)
 		}
 		if err := w.write(t, p, c.z); err != nil {
 			return nil, err
@@ -257,7 +241,7 @@ func (w *guideWriter) put(t tree, f outFile, data []byte, dw docWrite) ([]string
 		w.res.Unchanged++
 		return paths, nil
 	}
-	return paths, w.write(t, f.path, data)
+	return paths, w.write(t, f.Path, data)
 }
 
 // write writes data to p unless p already holds exactly data. It is the
@@ -324,7 +308,7 @@ func (w *guideWriter) addDigest(p string, d digest) {
 // default view's) is compressed once per encoding, and the compressions
 // run in parallel within the Jobs CPU slots, so that one guide's export (a
 // watcher's re-export after an upload) uses every slot rather than one.
-func (w *guideWriter) prepareDocs(files []outFile) map[int]docWrite {
+func (w *guideWriter) prepareDocs(files []render.File) map[int]docWrite {
 	type key struct {
 		sum [sha256.Size]byte
 		enc string
@@ -332,22 +316,22 @@ func (w *guideWriter) prepareDocs(files []outFile) map[int]docWrite {
 	jobs := map[key]*compression{}
 	docs := map[int]docWrite{}
 	for i, f := range files {
-		if !f.doc {
+		if !f.Doc {
 			continue
 		}
 		t := w.e.pub
-		if f.private {
+		if f.Private {
 			t = w.e.priv
 		}
-		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.path, f.data)}
-		sum := sha256.Sum256(f.data)
+		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.Path, f.Data)}
+		sum := sha256.Sum256(f.Data)
 		for _, enc := range w.e.cfg.Encodings {
-			if dw.same && t.siblingAgrees(f.path, enc, f.data) {
+			if dw.same && t.siblingAgrees(f.Path, enc, f.Data) {
 				continue
 			}
 			k := key{sum, enc.Name}
 			if jobs[k] == nil {
-				jobs[k] = &compression{enc: enc, data: f.data}
+				jobs[k] = &compression{enc: enc, data: f.Data}
 			}
 			dw.siblings[enc.Name] = jobs[k]
 		}

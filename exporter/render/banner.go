@@ -1,4 +1,4 @@
-package exporter
+package render
 
 import (
 	"github.com/guidepub/guidepub/exporter/bundle"

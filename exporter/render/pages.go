@@ -1,4 +1,4 @@
-package exporter
+package render
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // the view's own URLs (see docs/pages.md). Pages are built from the
 // summary and autofill the view's documents were rendered from, so what a
 // view hides is absent from them too.
-func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
+func (r *renderer) renderPages(b *builtView, ids []string) ([]File, error) {
 	v, status := b.v, b.status
 	// The summary is nil unless the view is ready and shows its
 	// measurements. The autofill object gives the pages the media URLs and
@@ -39,7 +39,7 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 		Documents:    r.pageDocuments(v),
 		Renditions:   r.rendered[v.ViewID],
 	})
-	var out []outFile
+	var out []File
 	for _, lang := range in.Languages {
 		for i, k := range viewpage.Kinds {
 			data, err := viewpage.Render(k, &in, lang)
@@ -51,7 +51,7 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]outFile, error) {
 				if lang != in.Default() {
 					paths = site.LanguagePagePaths(id, lang)
 				}
-				out = append(out, outFile{path: paths[i], data: data, doc: true})
+				out = append(out, File{Path: paths[i], Data: data, Doc: true})
 			}
 		}
 	}

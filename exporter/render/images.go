@@ -1,4 +1,4 @@
-package exporter
+package render
 
 import (
 	"github.com/guidepub/guidepub/exporter/bundle"
@@ -57,13 +57,13 @@ func (r *renderer) addRenditions(viewID, url string, recs []viewpage.Rendition) 
 	r.rendered[viewID][url] = recs
 }
 
-// mediaFile returns the outFile publishing the media copy m of bundle b at
+// mediaFile returns the File publishing the media copy m of bundle b at
 // p: a public image or PDF is stripped of its metadata, a rendition made;
 // other files are copied as they are.
-func mediaFile(b *bundle.Bundle, p string, m mediaCopy, private bool) outFile {
-	f := outFile{private: private, path: p, src: m.Src, width: m.Width}
+func mediaFile(b *bundle.Bundle, p string, m mediaCopy, private bool) File {
+	f := File{Private: private, Path: p, Src: m.Src, Width: m.Width}
 	if info := b.Media[m.Src]; !private && (info.Format.IsImage() || info.Format == media.PDF) {
-		f.format = info.Format
+		f.Format = info.Format
 	}
 	return f
 }

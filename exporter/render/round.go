@@ -1,4 +1,4 @@
-package exporter
+package render
 
 import (
 	"math"
