@@ -75,7 +75,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		rep.add(r)
 	}
 	if len(ioErrs) == 0 {
-		e.verified()
+		e.w.Verified()
 	}
 	rep.Duration = time.Since(start)
 	return rep, errors.Join(ioErrs...)
@@ -84,7 +84,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 // removeStaleTempsLogged removes the temporary files a killed export left
 // (see docs/robustness.md) and logs what it did.
 func (e *Exporter) removeStaleTempsLogged() {
-	if n, err := e.removeStaleTemps(e.verifying()); err != nil {
+	if n, err := e.w.RemoveStaleTemps(e.w.Verifying()); err != nil {
 		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
 	} else if n > 0 {
 		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)

@@ -19,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
 )
@@ -243,7 +244,7 @@ func BenchmarkExport(b *testing.B) {
 				}
 			}
 			key := guide + string(sum[:])
-			if len(data) <= smallDoc {
+			if len(data) <= write.SmallDoc {
 				key = string(sum[:])
 			}
 			if !seen[key] {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/spf13/afero"
 )
 
@@ -33,12 +34,12 @@ func (l *syncLog) record(step, name string) {
 	l.steps = append(l.steps, syncEvent{step, name})
 }
 
-// recordSyncs sets testHookSync for the test, recording the steps under
+// recordSyncs sets write.SyncHook for the test, recording the steps under
 // root.
 func recordSyncs(t *testing.T, root string) *syncLog {
 	l := &syncLog{root: root}
-	testHookSync = l.record
-	t.Cleanup(func() { testHookSync = nil })
+	write.SyncHook = l.record
+	t.Cleanup(func() { write.SyncHook = nil })
 	return l
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -50,13 +51,8 @@ func ManifestName(i, n int) string {
 type Exporter struct {
 	cfg      Config
 	plan     render.Settings // what render.Guide renders with
-	pub      tree
-	priv     tree
-	comp     *Compressor
-	cpu      chan struct{} // Jobs slots for compression
-	budget   decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
-	decoding folderLocks   // one decode of a content at a time, for its record
-	settings string        // fingerprint of the settings that shape the output
+	w        *write.Writer   // writes plans into the trees
+	settings string          // fingerprint of the settings that shape the output
 
 	folders folderLocks
 
@@ -66,8 +62,6 @@ type Exporter struct {
 	mu      sync.Mutex
 	records *Records
 	claims  *claims
-
-	interrupted interruptState // see repair.go
 }
 
 // New returns an Exporter for cfg, used as given (start from
@@ -88,11 +82,14 @@ func New(cfg Config) (*Exporter, error) {
 		cfg: cfg,
 		plan: render.Settings{URLs: render.URLs{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
 			SourceName: cfg.SourceName, Limits: cfg.Limits},
-		pub:    tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
-		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
-		comp:   NewCompressor(),
-		cpu:    make(chan struct{}, cfg.Jobs),
-		budget: newDecodeBudget(cfg.Limits),
+		w: write.New(write.Config{
+			Public:    write.Tree{FS: cfg.Out, Root: cfg.OutDir, Perm: 0o644},
+			Private:   write.Tree{FS: cfg.Private, Root: cfg.PrivateDir, Perm: 0o600},
+			Encodings: cfg.Encodings, Jobs: cfg.Jobs, Limits: cfg.Limits,
+			// The manifest's name with a dot before and ".writing" after:
+			// a hidden name, which what reads or uploads the trees skips.
+			Marker: "." + ManifestName(cfg.Shard, cfg.Shards) + ".writing",
+		}),
 		claims: newClaims(),
 	}
 	var names []string
@@ -105,12 +102,8 @@ func New(cfg Config) (*Exporter, error) {
 		return nil, err
 	}
 	e.records = records
-	e.interrupted.verify = e.markerExists()
 	return e, nil
 }
-
-// manifestName is the private-tree name of this exporter's manifest.
-func (e *Exporter) manifestName() string { return ManifestName(e.cfg.Shard, e.cfg.Shards) }
 
 // Manifest returns a copy of what the exporter has published: every
 // guide's entry, without the hashes of its files (see Records).
@@ -144,3 +137,15 @@ func (e *Exporter) publishedIn(folder, except string) []string {
 
 // folderLock returns the mutex serializing exports of folder.
 func (e *Exporter) folderLock(folder string) *sync.Mutex { return e.folders.get(folder) }
+
+// RemoveStaleTemps deletes the temporary files an exporter killed in the
+// middle of a write left behind in the public and private trees (see
+// write.Writer.RemoveStaleTemps) and returns how many. ExportAll calls it
+// first when the previous export was interrupted, and otherwise cleans
+// only the top folder of the private tree.
+func (e *Exporter) RemoveStaleTemps() (int, error) { return e.w.RemoveStaleTemps(true) }
+
+// pubTree is the public tree.
+func (e *Exporter) pubTree() write.Tree {
+	return write.Tree{FS: e.cfg.Out, Root: e.cfg.OutDir, Perm: 0o644}
+}

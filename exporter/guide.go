@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -166,42 +166,24 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
-	if err := e.beginWrite(); err != nil {
+	if err := e.w.Begin(); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished := false
-	defer func() { e.endWrite(finished) }()
-	w := &guideWriter{e: e, res: &res}
-	if err := w.putAll(ctx, b, p.Files); err != nil {
+	defer func() { e.w.End(finished) }()
+	out, err := e.w.Guide(ctx, b, p, old)
+	res.addCounts(out.Counts)
+	res.Revision, res.Changed = out.Revision, out.Changed
+	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
-	res.Revision = w.revision()
-	if err := w.putRecord(g, p.Ready); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	slices.Sort(w.public)
-	slices.Sort(w.private)
-	if err := w.deleteStale(old); err != nil {
-		return res, site.ManifestGuide{}, err
-	}
-	res.Changed = res.Written > 0 || res.Deleted > 0
-	if res.Changed {
-		// Once per guide, before the record names its new files: see
-		// durable.go.
-		if err := w.e.pub.syncFolders(w.public); err != nil {
-			return res, site.ManifestGuide{}, err
-		}
-		if err := w.e.priv.syncFolders(w.private); err != nil {
-			return res, site.ManifestGuide{}, err
-		}
-	}
-	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: w.public, Private: w.private,
+	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: out.Public, Private: out.Private,
 		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
 	if !res.NextChange.IsZero() {
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := w.recordExport(g.GuideID, entry, old != nil); err != nil {
+	if err := e.recordExport(g.GuideID, entry, out.Digests, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
@@ -252,7 +234,7 @@ func (e *Exporter) mayBeUpToDate(mg *site.ManifestGuide, now time.Time) bool {
 // sameOutput reports whether fp, the fingerprint of the bundle now, is
 // mg's and every file mg published is still there as it was written.
 func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
-	return fp == mg.Source && e.allExist(mg) && (!e.verifying() || e.encodingsAgree(mg))
+	return fp == mg.Source && e.w.Intact(mg)
 }
 
 // unchangedResult is the result of a guide found up to date.
@@ -265,37 +247,22 @@ func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult
 	return r
 }
 
-// allExist reports whether every file of a manifest entry still exists.
-func (e *Exporter) allExist(mg *site.ManifestGuide) bool {
-	for _, p := range mg.Files {
-		if !e.pub.exists(p) {
-			return false
-		}
-	}
-	for _, p := range mg.Private {
-		if !e.priv.exists(p) {
-			return false
-		}
-	}
-	return true
-}
-
 // recordExport writes the exporter's record of guide id (entry, with the
 // hash and stamp of each public file; see Records), after every file of
 // the guide was written and before the records in memory change. The
 // hashes of the files written are those taken as they were written; hadOld
 // says whether the guide had a record, whose hashes are reused for the
 // other files when their stamp did not change.
-func (w *guideWriter) recordExport(id string, entry site.ManifestGuide, hadOld bool) error {
+func (e *Exporter) recordExport(id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
 	var old *record
 	if hadOld {
-		old, _ = w.e.records.recordOf(id) // unreadable: every hash not known is read again
+		old, _ = e.records.recordOf(id) // unreadable: every hash not known is read again
 	}
-	public, err := describe(w.e.pub, entry.Files, w.digests, old)
+	public, err := describe(e.pubTree(), entry.Files, digests, old)
 	if err != nil {
 		return err
 	}
-	return w.e.records.write(newRecord(id, entry, public))
+	return e.records.write(newRecord(id, entry, public))
 }
 
 // published records entry as the entry of g (nil: the export failed and
@@ -361,18 +328,13 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	if !ok {
 		return res, nil
 	}
-	for _, p := range mg.Files {
-		if e.records.ownedByOther(p, id) {
-			continue // the guide its folder holds now took the id over
-		}
-		if err := removeFile(&res, e.pub, p, nil, true); err != nil {
-			return res, err
-		}
-	}
-	for _, p := range mg.Private {
-		if err := removeFile(&res, e.priv, p, privateKeep, false); err != nil {
-			return res, err
-		}
+	var c write.Counts
+	// A public file under an id another guide publishes now stays: the
+	// guide its folder holds now took the id over.
+	err := e.w.Remove(&c, mg, func(p string) bool { return e.records.ownedByOther(p, id) })
+	res.addCounts(c)
+	if err != nil {
+		return res, err
 	}
 	if err := e.records.delete(id); err != nil {
 		return res, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // TestNoPrivateMetadataPublished publishes a camera photo with GPS EXIF
@@ -130,9 +131,9 @@ func TestNoPDFMetadataPublished(t *testing.T) {
 // changed, decodes no image.
 func TestNoImageWorkWhenImagesUnchanged(t *testing.T) {
 	ev := newEnv(t, fsKinds[1])
-	before := imageWork.Load()
+	before := write.ImagesDecoded()
 	ev.exportAll()
-	first := imageWork.Load() - before
+	first := write.ImagesDecoded() - before
 	if first == 0 {
 		t.Fatal("the first export made no renditions")
 	}
@@ -144,7 +145,7 @@ func TestNoImageWorkWhenImagesUnchanged(t *testing.T) {
 	if rep.Written == 0 {
 		t.Fatalf("the edit changed nothing: %s", rep.Summary())
 	}
-	if n := imageWork.Load() - before - first; n != 0 {
+	if n := write.ImagesDecoded() - before - first; n != 0 {
 		t.Errorf("exports of unchanged images decoded %d images", n)
 	}
 }
@@ -212,7 +213,7 @@ func TestBadMediaRejected(t *testing.T) {
 			// What an export that failed keeps for the next one: the
 			// marker of an export cut short, the record of a failed decode.
 			bookkeeping := func(s string) bool {
-				return s == "manifest.json" || s == ".manifest.json.writing" || strings.HasPrefix(s, decodesDir+"/")
+				return s == "manifest.json" || s == ".manifest.json.writing" || strings.HasPrefix(s, write.DecodesDir+"/")
 			}
 			if c := changed(priv0, snapshot(t, ev.out, ev.privDir)); len(slices.DeleteFunc(c, bookkeeping)) > 0 {
 				t.Errorf("private files changed: %v", c)

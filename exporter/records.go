@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -167,8 +168,8 @@ func decodeRecord(data []byte, full bool) (*record, error) {
 // read one guide at a time (PublicFiles, Lookup). Methods are safe for
 // concurrent use.
 type Records struct {
-	t   tree   // the private tree
-	dir string // RecordsDir
+	t   write.Tree // the private tree
+	dir string     // RecordsDir
 
 	mu     sync.Mutex
 	guides map[string]site.ManifestGuide
@@ -185,7 +186,7 @@ type Records struct {
 // done again on the next open. It returns an error when a record or the
 // legacy manifest cannot be read or decoded.
 func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
-	r := newRecords(tree{fs: fsys, root: privateDir, perm: 0o600}, RecordsDir(i, n))
+	r := newRecords(write.Tree{FS: fsys, Root: privateDir, Perm: 0o600}, RecordsDir(i, n))
 	if err := r.migrate(ManifestName(i, n)); err != nil {
 		return nil, err
 	}
@@ -196,7 +197,7 @@ func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
 }
 
 // newRecords returns empty records kept in folder dir of t.
-func newRecords(t tree, dir string) *Records {
+func newRecords(t write.Tree, dir string) *Records {
 	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
 		byDir: map[string]map[string]bool{}, cache: map[string]*record{}}
 }
@@ -207,7 +208,7 @@ func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
 // load reads every record in the records folder, GOMAXPROCS at a time
 // (names are listed without a stat each).
 func (r *Records) load() error {
-	dir, err := r.t.fs.Open(r.t.abs(r.dir))
+	dir, err := r.t.FS.Open(r.t.Abs(r.dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -224,9 +225,9 @@ func (r *Records) load() error {
 		if strings.HasPrefix(name, site.TempPrefix) {
 			// Left by a process killed while writing a record, unless
 			// written since this process started.
-			p := r.t.abs(r.dir + "/" + name)
-			if fi, err := r.t.fs.Stat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(processStart) {
-				_ = r.t.fs.Remove(p)
+			p := r.t.Abs(r.dir + "/" + name)
+			if fi, err := r.t.FS.Stat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(write.ProcessStart()) {
+				_ = r.t.FS.Remove(p)
 			}
 			continue
 		}
@@ -262,17 +263,17 @@ func (r *Records) load() error {
 // read reads and decodes the record of guide id (its head only unless
 // full).
 func (r *Records) read(id string, full bool) (*record, error) {
-	data, err := r.t.read(r.file(id))
+	data, err := r.t.Read(r.file(id))
 	if err != nil {
 		return nil, fmt.Errorf("exporter: read record: %w", err)
 	}
 	rec, err := decodeRecord(data, full)
 	if err != nil {
-		return nil, fmt.Errorf("exporter: record %s: %w", r.t.abs(r.file(id)), err)
+		return nil, fmt.Errorf("exporter: record %s: %w", r.t.Abs(r.file(id)), err)
 	}
 	if rec.Version != recordVersion || rec.GuideID != id {
 		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d of guide %q",
-			r.t.abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
+			r.t.Abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
 	}
 	return rec, nil
 }
@@ -280,7 +281,7 @@ func (r *Records) read(id string, full bool) (*record, error) {
 // migrate converts the legacy manifest legacy, when there is one, into
 // records and deletes it.
 func (r *Records) migrate(legacy string) error {
-	data, err := r.t.read(legacy)
+	data, err := r.t.Read(legacy)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -289,10 +290,10 @@ func (r *Records) migrate(legacy string) error {
 	}
 	var m site.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("exporter: manifest %s: %w", r.t.abs(legacy), err)
+		return fmt.Errorf("exporter: manifest %s: %w", r.t.Abs(legacy), err)
 	}
 	if m.Version != 1 {
-		return fmt.Errorf("exporter: manifest %s: version %d, want 1", r.t.abs(legacy), m.Version)
+		return fmt.Errorf("exporter: manifest %s: version %d, want 1", r.t.Abs(legacy), m.Version)
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.Guides)) {
 		mg := m.Guides[id]
@@ -304,7 +305,7 @@ func (r *Records) migrate(legacy string) error {
 			return err
 		}
 	}
-	if err := r.t.fs.Remove(r.t.abs(legacy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.t.FS.Remove(r.t.Abs(legacy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("exporter: delete converted manifest: %w", err)
 	}
 	return nil
@@ -316,7 +317,7 @@ func (r *Records) write(rec *record) error {
 	if err != nil {
 		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
 	}
-	if err := r.t.writeSynced(r.file(rec.GuideID), data); err != nil {
+	if err := r.t.WriteSynced(r.file(rec.GuideID), data); err != nil {
 		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
 	}
 	r.mu.Lock()
@@ -327,7 +328,7 @@ func (r *Records) write(rec *record) error {
 
 // delete deletes the record file of guide id.
 func (r *Records) delete(id string) error {
-	if err := r.t.remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
+	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
 		return fmt.Errorf("delete record of %s: %w", id, err)
 	}
 	r.mu.Lock()
@@ -532,22 +533,22 @@ func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
 // not change and old has both, else read from the file once for both (see
 // docs/output.md for what that costs). It returns an error when a file
 // cannot be examined.
-func describe(t tree, paths []string, written map[string]digest, old *record) ([]PublicFile, error) {
+func describe(t write.Tree, paths []string, written map[string]write.Digest, old *record) ([]PublicFile, error) {
 	out := make([]PublicFile, len(paths))
 	for i, p := range paths {
-		fi, err := t.fs.Stat(t.abs(p))
+		fi, err := t.FS.Stat(t.Abs(p))
 		if err != nil {
-			return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
+			return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
 		}
 		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		if d, ok := written[p]; ok && d != (digest{}) {
-			f.SHA256, f.MD5 = hex.EncodeToString(d.sha256[:]), hex.EncodeToString(d.md5[:])
+		if d, ok := written[p]; ok && d != (write.Digest{}) {
+			f.SHA256, f.MD5 = hex.EncodeToString(d.SHA256[:]), hex.EncodeToString(d.MD5[:])
 		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
 			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
 		} else {
-			data, err := t.read(p)
+			data, err := t.Read(p)
 			if err != nil {
-				return nil, fmt.Errorf("record %s: %w", t.abs(p), err)
+				return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
 			}
 			s, m := sha256.Sum256(data), md5.Sum(data)
 			f.SHA256, f.MD5 = hex.EncodeToString(s[:]), hex.EncodeToString(m[:])

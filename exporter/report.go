@@ -7,6 +7,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // GuideResult is the outcome of exporting or removing one bundle.
@@ -27,11 +28,17 @@ type GuideResult struct {
 	Err     error // *bundle.Error when rejected; an I/O error otherwise
 }
 
-// FileChange is one public file an export wrote or removed.
-type FileChange struct {
-	Path    string // relative to Config.OutDir, slash-separated
-	SHA256  string // hex SHA-256 of the bytes written; empty when Removed
-	Removed bool
+// FileChange is one public file an export wrote or removed (Path
+// relative to Config.OutDir).
+type FileChange = write.FileChange
+
+// addCounts adds what writing or removing files did to r.
+func (r *GuideResult) addCounts(c write.Counts) {
+	r.Written += c.Written
+	r.Unchanged += c.Unchanged
+	r.Deleted += c.Deleted
+	r.Bytes += c.Bytes
+	r.Changes = append(r.Changes, c.Changes...)
 }
 
 // Report sums up an ExportAll run.

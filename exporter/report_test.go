@@ -8,19 +8,6 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 )
 
-func TestCheckPath(t *testing.T) {
-	for _, p := range []string{"", "/abs", "a/../b", "../a", "a//b", "a/./b", ".hidden", "a/.tmp-1", `a\b`, "a/"} {
-		if checkPath(p) == nil {
-			t.Errorf("checkPath(%q) accepted", p)
-		}
-	}
-	for _, p := range []string{"a", "vX/data/status", "guides/g1/doc/en/pdfMetric.pdf"} {
-		if err := checkPath(p); err != nil {
-			t.Errorf("checkPath(%q): %v", p, err)
-		}
-	}
-}
-
 func TestReportSummary(t *testing.T) {
 	r := &Report{Duration: 1500 * time.Millisecond}
 	r.add(GuideResult{Folder: "a", Views: 2, Written: 10, Bytes: 3 << 20})

@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
 // memRecords returns empty records in a memory file system.
 func memRecords() *Records {
-	return newRecords(tree{fs: afero.NewMemMapFs(), root: "/private", perm: 0o600}, RecordsDir(0, 0))
+	return newRecords(write.Tree{FS: afero.NewMemMapFs(), Root: "/private", Perm: 0o600}, RecordsDir(0, 0))
 }
 
 // TestRecordsRoundTrip checks that records written one guide at a time are

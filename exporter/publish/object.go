@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -123,12 +124,12 @@ type local struct {
 type describer struct {
 	cfg   Config
 	keys  keyer
-	comp  *exporter.Compressor
+	comp  *write.Compressor
 	known KnownDigest // nil: every file is read
 }
 
 func newDescriber(cfg Config) *describer {
-	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: exporter.NewCompressor(), known: cfg.KnownDigest}
+	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: write.NewCompressor(), known: cfg.KnownDigest}
 }
 
 // describe returns the object of the public file rel whose state is info

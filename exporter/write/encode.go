@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"crypto/sha256"
@@ -7,11 +7,11 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// smallDoc is the size up to which compressed documents are kept for the
+// SmallDoc is the size up to which compressed documents are kept for the
 // life of a Compressor: such documents ({"status":"ready"} and the like)
 // repeat across guides, larger ones rarely do.
 const (
-	smallDoc      = 1024
+	SmallDoc      = 1024
 	maxSmallCache = 4096
 )
 
@@ -38,7 +38,7 @@ func NewCompressor() *Compressor {
 // modified. It returns an error for an unknown encoding.
 func (c *Compressor) Compress(enc site.Encoding, data []byte) ([]byte, error) {
 	var key cacheKey
-	small := len(data) <= smallDoc
+	small := len(data) <= SmallDoc
 	if small {
 		key = cacheKey{sha256.Sum256(data), enc.Name}
 		c.mu.Lock()

@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"bytes"
@@ -19,6 +19,10 @@ import (
 // imageWork counts the images decoded to make renditions, for tests (an
 // export of unchanged images decodes none).
 var imageWork atomic.Int64
+
+// ImagesDecoded returns how many images this process decoded to make
+// renditions: an export of unchanged images adds none.
+func ImagesDecoded() int64 { return imageWork.Load() }
 
 // imageCache is what one guide's export keeps of the renditions it made:
 // the renditions of the last source decoded (a photo's widths are
@@ -61,11 +65,11 @@ func (c *compareWriter) atEnd() bool {
 // produces reports whether the file p of t holds exactly what fill
 // writes, and returns fill's error when fill fails for another reason than
 // a difference. h gets what fill wrote up to the first difference.
-func produces(t tree, p string, h io.Writer, fill func(io.Writer) error) (bool, error) {
+func produces(t Tree, p string, h io.Writer, fill func(io.Writer) error) (bool, error) {
 	var dst io.Reader = bytes.NewReader(nil)
 	same := false
 	if checkPath(p) == nil {
-		if f, err := t.fs.Open(t.abs(p)); err == nil {
+		if f, err := t.FS.Open(t.Abs(p)); err == nil {
 			defer f.Close()
 			dst, same = f, true
 		}
@@ -91,7 +95,7 @@ func rejectFile(b *bundle.Bundle, rel string, err error) error {
 // image f.Src without its private metadata (media.Strip), unless f.Path
 // already holds exactly that. A source that changes while it is read is
 // errChanged; one that is not a well-formed image rejects the bundle.
-func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -105,8 +109,8 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f render.File, attemp
 		}
 		h.Reset()
 		in := &hookReader{r: src, after: func() {
-			if copyHook != nil {
-				copyHook(f.Src, attempt)
+			if CopyHook != nil {
+				CopyHook(f.Src, attempt)
 			}
 		}}
 		if _, err := media.Strip(io.MultiWriter(out, h), in, f.Format); err != nil {
@@ -145,10 +149,10 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f render.File, attemp
 		}
 		return sum, err
 	}
-	d := digest{sha256: sumOf(h)}
-	m.Sum(d.md5[:0])
+	d := Digest{SHA256: sumOf(h)}
+	m.Sum(d.MD5[:0])
 	w.written(t, f.Path, cw.n, d)
-	return d.sha256, nil
+	return d.SHA256, nil
 }
 
 // stripPDF is putMedia for a public PDF: it publishes the bundle PDF
@@ -158,7 +162,7 @@ func (w *guideWriter) stripMedia(t tree, b *bundle.Bundle, f render.File, attemp
 // (decodes.go): it takes its share of the memory budget and one of the
 // Jobs slots, and is recorded. A source that changes while it is read is
 // errChanged; one that does not parse rejects the bundle.
-func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) stripPDF(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -166,8 +170,8 @@ func (w *guideWriter) stripPDF(t tree, b *bundle.Bundle, f render.File, attempt 
 	}
 	defer src.Close()
 	in := &hookReader{r: src, after: func() {
-		if copyHook != nil {
-			copyHook(f.Src, attempt)
+		if CopyHook != nil {
+			CopyHook(f.Src, attempt)
 		}
 	}}
 	data, err := io.ReadAll(io.LimitReader(in, before.size+1))
@@ -213,7 +217,7 @@ func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, s
 // date when it carries the key of the source's content and width
 // (media.RenditionKey); otherwise it is copied from the same rendition
 // published earlier in this export, or made.
-func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
+func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -230,7 +234,7 @@ func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f render.File) ([sha
 	var srcSum [sha256.Size]byte
 	h.Sum(srcSum[:0])
 	key := media.RenditionKey(srcSum, f.Width)
-	if old, err := t.read(f.Path); err == nil && media.KeyOf(old) == key {
+	if old, err := t.Read(f.Path); err == nil && media.KeyOf(old) == key {
 		w.res.Unchanged++
 		w.remember(key, f.Path)
 		return sha256.Sum256(old), nil
@@ -240,7 +244,7 @@ func (w *guideWriter) renderMedia(t tree, b *bundle.Bundle, f render.File) ([sha
 	if c.src != f.Src || data == nil || media.KeyOf(data) != key {
 		data = nil
 		if p, ok := c.published[key]; ok {
-			if d, err := t.read(p); err == nil && media.KeyOf(d) == key {
+			if d, err := t.Read(p); err == nil && media.KeyOf(d) == key {
 				data = d
 			}
 		}
@@ -290,7 +294,7 @@ func (w *guideWriter) makeRenditions(b *bundle.Bundle, f render.File, src afero.
 		w.e.cpu <- struct{}{}
 		defer func() { <-w.e.cpu }()
 		imageWork.Add(1)
-		err := media.Renditions(src, info.Format, srcSum, kept, desc, w.e.cfg.Limits.ImagePixels, func(width, _ int, data []byte) error {
+		err := media.Renditions(src, info.Format, srcSum, kept, desc, w.e.limits.ImagePixels, func(width, _ int, data []byte) error {
 			out[width] = data
 			return nil
 		})

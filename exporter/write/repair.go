@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"bytes"
@@ -22,29 +22,29 @@ import (
 // progress of this process (see docs/robustness.md).
 var processStart = time.Now()
 
+// ProcessStart returns when this process started, as the file system's
+// clock sees it: a temporary file last written before it belongs to no
+// write in progress of this process.
+func ProcessStart() time.Time { return processStart }
+
 // RemoveStaleTemps deletes the temporary files an exporter killed in the
 // middle of a write left behind in the public and private trees: regular
 // files whose name starts with site.TempPrefix, last modified before this
 // process started. Files of writes in progress (by this process, or
 // another one writing right now) are newer and stay. It returns how many
 // it deleted, and an error when a tree cannot be walked or a file deleted.
-// ExportAll calls it first when the previous export was interrupted (its
-// marker is there; see interruptState), and otherwise cleans only the top
-// folder of the private tree.
-func (e *Exporter) RemoveStaleTemps() (int, error) { return e.removeStaleTemps(true) }
-
-// removeStaleTemps is RemoveStaleTemps; unless all, it looks only at the
-// top folder of the private tree (where the marker is written; the
-// records folder is cleaned as it is read, see Records.load), which is all
-// a process that was not interrupted in the middle of a guide (no marker
-// at start) can have left.
-func (e *Exporter) removeStaleTemps(all bool) (int, error) {
+// Unless all, it looks only at the top folder of the private tree
+// (where the marker is written; the records folder is cleaned as it is
+// read, see records.Records), which is all a process that was not
+// interrupted in the middle of a guide (no marker at start) can have
+// left: the exporter asks for all when it found the marker (Verifying).
+func (e *Writer) RemoveStaleTemps(all bool) (int, error) {
 	if !all {
 		return e.priv.removeStaleTempsTop(processStart)
 	}
 	n := 0
 	var errs []error
-	for _, t := range []tree{e.pub, e.priv} {
+	for _, t := range []Tree{e.pub, e.priv} {
 		k, err := t.removeStaleTemps(processStart)
 		n += k
 		if err != nil {
@@ -56,12 +56,12 @@ func (e *Exporter) removeStaleTemps(all bool) (int, error) {
 
 // removeStaleTemps deletes the temporary files of t last modified before
 // cutoff, and returns how many.
-func (t tree) removeStaleTemps(cutoff time.Time) (int, error) {
-	if _, err := t.fs.Stat(t.root); errors.Is(err, fs.ErrNotExist) {
+func (t Tree) removeStaleTemps(cutoff time.Time) (int, error) {
+	if _, err := t.FS.Stat(t.Root); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	n := 0
-	err := afero.Walk(t.fs, t.root, func(p string, fi os.FileInfo, err error) error {
+	err := afero.Walk(t.FS, t.Root, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // deleted meanwhile
@@ -71,21 +71,21 @@ func (t tree) removeStaleTemps(cutoff time.Time) (int, error) {
 		if !fi.Mode().IsRegular() || !strings.HasPrefix(fi.Name(), site.TempPrefix) || !fi.ModTime().Before(cutoff) {
 			return nil
 		}
-		if err := t.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := t.FS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		n++
 		return nil
 	})
 	if err != nil {
-		return n, fmt.Errorf("remove stale temporary files under %s: %w", t.root, err)
+		return n, fmt.Errorf("remove stale temporary files under %s: %w", t.Root, err)
 	}
 	return n, nil
 }
 
 // interruptState tracks whether an export may have been interrupted in
 // the middle of writing a guide. While an Exporter writes, a marker file
-// (markerName) exists in the private tree; it is removed once no write is
+// (Config.Marker) exists in the private tree; it is removed once no write is
 // in progress and none failed. An Exporter that finds the marker at start
 // (the previous process was killed, or a write failed) checks the
 // compressed siblings of every document of the guides it finds up to
@@ -98,28 +98,23 @@ type interruptState struct {
 	marked  bool // this Exporter created the marker or found it
 }
 
-// markerName is the private-tree name of the marker of writes in
-// progress: the manifest's name with a dot before and ".writing" after. A
-// hidden name: what reads or uploads the trees skips it.
-func (e *Exporter) markerName() string { return "." + e.manifestName() + ".writing" }
-
 // markerExists reports whether the marker is in the private tree.
-func (e *Exporter) markerExists() bool {
-	_, err := e.priv.fs.Stat(e.priv.abs(e.markerName()))
+func (e *Writer) markerExists() bool {
+	_, err := e.priv.FS.Stat(e.priv.Abs(e.marker))
 	return err == nil
 }
 
-// verifying reports whether up-to-date guides get their siblings checked.
-func (e *Exporter) verifying() bool {
+// Verifying reports whether up-to-date guides get their siblings checked.
+func (e *Writer) Verifying() bool {
 	e.interrupted.mu.Lock()
 	defer e.interrupted.mu.Unlock()
 	return e.interrupted.verify
 }
 
-// beginWrite records a publish starting, creating the marker first when
+// Begin records a publish starting, creating the marker first when
 // no other publish is in progress. It returns an error when the marker
 // cannot be written.
-func (e *Exporter) beginWrite() error {
+func (e *Writer) Begin() error {
 	st := &e.interrupted
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -127,14 +122,14 @@ func (e *Exporter) beginWrite() error {
 		data := []byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339)))
 		// Written in place (its name is hidden, which tree.write refuses):
 		// only its existence matters.
-		err := e.priv.fs.MkdirAll(e.priv.root, 0o755)
+		err := e.priv.FS.MkdirAll(e.priv.Root, 0o755)
 		if err == nil {
-			err = afero.WriteFile(e.priv.fs, e.priv.abs(e.markerName()), data, e.priv.perm)
+			err = afero.WriteFile(e.priv.FS, e.priv.Abs(e.marker), data, e.priv.Perm)
 		}
 		if err == nil {
 			// Its name survives a power loss before any file it covers
 			// gets its name (durable.go).
-			err = syncDir(e.priv.fs, e.priv.root)
+			err = syncDir(e.priv.FS, e.priv.Root)
 		}
 		if err != nil {
 			return fmt.Errorf("mark export in progress: %w", err)
@@ -145,10 +140,10 @@ func (e *Exporter) beginWrite() error {
 	return nil
 }
 
-// endWrite records a publish ending (finished: every file written) and
+// End records a publish ending (finished: every file written) and
 // removes the marker when it was the last one and nothing failed or needs
 // checking.
-func (e *Exporter) endWrite(finished bool) {
+func (e *Writer) End(finished bool) {
 	st := &e.interrupted
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -159,9 +154,9 @@ func (e *Exporter) endWrite(finished bool) {
 	e.unmarkLocked()
 }
 
-// verified records that an ExportAll checked every guide without an I/O
+// Verified records that an ExportAll checked every guide without an I/O
 // error: no sibling is left to check.
-func (e *Exporter) verified() {
+func (e *Writer) Verified() {
 	st := &e.interrupted
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -174,31 +169,31 @@ func (e *Exporter) verified() {
 
 // unmarkLocked removes the marker when nothing is in progress, failed or
 // to be checked. The caller holds e.interrupted.mu.
-func (e *Exporter) unmarkLocked() {
+func (e *Writer) unmarkLocked() {
 	st := &e.interrupted
 	if st.writers > 0 || st.failed || st.verify || !st.marked {
 		return
 	}
-	if err := e.priv.fs.Remove(e.priv.abs(e.markerName())); err == nil || errors.Is(err, fs.ErrNotExist) {
+	if err := e.priv.FS.Remove(e.priv.Abs(e.marker)); err == nil || errors.Is(err, fs.ErrNotExist) {
 		st.marked = false
 	}
 }
 
 // removeStaleTempsTop deletes the temporary files directly in t's root
 // folder last modified before cutoff, and returns how many.
-func (t tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
-	entries, err := afero.ReadDir(t.fs, t.root)
+func (t Tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
+	entries, err := afero.ReadDir(t.FS, t.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+		return 0, fmt.Errorf("remove stale temporary files in %s: %w", t.Root, err)
 	}
 	n := 0
 	for _, fi := range entries {
 		if fi.Mode().IsRegular() && strings.HasPrefix(fi.Name(), site.TempPrefix) && fi.ModTime().Before(cutoff) {
-			if err := t.fs.Remove(filepath.Join(t.root, fi.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return n, fmt.Errorf("remove stale temporary files in %s: %w", t.root, err)
+			if err := t.FS.Remove(filepath.Join(t.Root, fi.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, fmt.Errorf("remove stale temporary files in %s: %w", t.Root, err)
 			}
 			n++
 		}
@@ -211,16 +206,16 @@ func (t tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
 // between a document's siblings and the document itself leaves some
 // siblings holding other content, which a client accepting that encoding
 // would get (see docs/robustness.md).
-func (e *Exporter) encodingsAgree(mg *site.ManifestGuide) bool {
+func (e *Writer) encodingsAgree(mg *site.ManifestGuide) bool {
 	for _, p := range mg.Files {
 		if !site.IsDocument(p) {
 			continue
 		}
-		data, err := e.pub.read(p)
+		data, err := e.pub.Read(p)
 		if err != nil {
 			return false
 		}
-		for _, enc := range e.cfg.Encodings {
+		for _, enc := range e.encodings {
 			if !e.pub.siblingAgrees(p, enc, data) {
 				return false
 			}
@@ -231,8 +226,8 @@ func (e *Exporter) encodingsAgree(mg *site.ManifestGuide) bool {
 
 // siblingAgrees reports whether the compressed sibling of document p in
 // encoding enc exists and decodes to data.
-func (t tree) siblingAgrees(p string, enc site.Encoding, data []byte) bool {
-	z, err := t.read(p + enc.Ext)
+func (t Tree) siblingAgrees(p string, enc site.Encoding, data []byte) bool {
+	z, err := t.Read(p + enc.Ext)
 	if err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"bytes"
@@ -23,10 +23,10 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// copyBufSize is the size of the buffer a media copy streams through: the
+// CopyBufSize is the size of the buffer a media copy streams through: the
 // memory a copy needs, whatever the size of the file (see
 // docs/robustness.md).
-const copyBufSize = 256 << 10
+const CopyBufSize = 256 << 10
 
 // errChanged is returned by a copy whose source changed while it was read.
 var errChanged = errors.New("changed while being exported")
@@ -36,10 +36,10 @@ var errChanged = errors.New("changed while being exported")
 // old and new bytes.
 const MsgChanged = "changed while being exported (twice); export again once it is completely written"
 
-// copyHook, when set (by tests), runs after the first chunk of each media
+// CopyHook, when set (by tests), runs after the first chunk of each media
 // copy attempt has been read, so that a test can change the source file
 // in the middle of a copy.
-var copyHook func(src string, attempt int)
+var CopyHook func(src string, attempt int)
 
 // stamp is what identifies one version of a file: size, modification and
 // change times. A writer changing the file in place changes at least one.
@@ -60,7 +60,7 @@ func stampOf(fi os.FileInfo) stamp {
 // length read differ), the copy is discarded and tried once more; a second
 // change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
 // partial or mixed is ever published.
-func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
+func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	for attempt := range 2 {
 		var (
@@ -87,7 +87,7 @@ func (w *guideWriter) putMedia(t tree, b *bundle.Bundle, f render.File) ([sha256
 
 // copyMedia is one attempt of putMedia; it returns errChanged when the
 // source changed while it was read.
-func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, err := b.Open(f.Src)
 	if err != nil {
@@ -99,14 +99,14 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f render.File, attempt
 		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
 	before := stampOf(fi)
-	buf := make([]byte, copyBufSize)
+	buf := make([]byte, CopyBufSize)
 	h := sha256.New()
 	same, n, err := sameContent(t, f.Path, src, before.size, h, buf)
 	if err != nil {
 		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
-	if copyHook != nil {
-		copyHook(f.Src, attempt)
+	if CopyHook != nil {
+		CopyHook(f.Src, attempt)
 	}
 	if same {
 		if err := checkSame(src, before, n); err != nil {
@@ -133,8 +133,8 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f render.File, attempt
 			m.Reset()
 		}
 		n, err := copyHashing(out, src, hw, buf, func() {
-			if copyHook != nil {
-				copyHook(f.Src, attempt)
+			if CopyHook != nil {
+				CopyHook(f.Src, attempt)
 			}
 		})
 		if err != nil {
@@ -149,12 +149,12 @@ func (w *guideWriter) copyMedia(t tree, b *bundle.Bundle, f render.File, attempt
 		}
 		return sum, err
 	}
-	d := digest{sha256: sumOf(h)}
+	d := Digest{SHA256: sumOf(h)}
 	if m != nil {
-		m.Sum(d.md5[:0])
+		m.Sum(d.MD5[:0])
 	}
 	w.written(t, f.Path, written, d)
-	return d.sha256, nil
+	return d.SHA256, nil
 }
 
 // sumOf returns the SHA-256 h has computed.
@@ -180,15 +180,15 @@ func checkSame(src afero.File, before stamp, n int64) error {
 // sameContent reports whether the file p of t holds exactly what src (of
 // size bytes) holds, reading both in step and hashing src into h. It
 // reads src only when p has the same size; n is how much of src it read.
-func sameContent(t tree, p string, src io.Reader, size int64, h hash.Hash, buf []byte) (same bool, n int64, err error) {
+func sameContent(t Tree, p string, src io.Reader, size int64, h hash.Hash, buf []byte) (same bool, n int64, err error) {
 	if checkPath(p) != nil {
 		return false, 0, nil
 	}
-	fi, err := t.fs.Stat(t.abs(p))
+	fi, err := t.FS.Stat(t.Abs(p))
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
 		return false, 0, nil
 	}
-	dst, err := t.fs.Open(t.abs(p))
+	dst, err := t.FS.Open(t.Abs(p))
 	if err != nil {
 		return false, 0, nil
 	}
@@ -246,18 +246,18 @@ func copyHashing(out io.Writer, src io.Reader, h io.Writer, buf []byte, after fu
 // the bytes go to an unnamed or temporary file that replaces p only when
 // fill returns nil. fill may be called more than once (it must start over
 // each time); its error is returned as is (wrapped).
-func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
+func (t Tree) writeFunc(p string, fill func(io.Writer) error) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	dst := t.abs(p)
+	dst := t.Abs(p)
 	dir := filepath.Dir(dst)
-	if err := t.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := t.FS.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create folder %s: %w", dir, err)
 	}
-	if _, ok := t.fs.(*afero.OsFs); ok {
+	if _, ok := t.FS.(*afero.OsFs); ok {
 		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
-			done, err := createNewFunc(dst, t.perm, fill)
+			done, err := createNewFunc(dst, t.Perm, fill)
 			if err != nil {
 				return fmt.Errorf("write %s: %w", dst, err)
 			}
@@ -273,7 +273,7 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 	)
 	for range 10 {
 		tmp = filepath.Join(dir, site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
-		f, err = t.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, t.perm)
+		f, err = t.FS.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, t.Perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -289,10 +289,10 @@ func (t tree) writeFunc(p string, fill func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = t.fs.Rename(tmp, dst)
+		err = t.FS.Rename(tmp, dst)
 	}
 	if err != nil {
-		_ = t.fs.Remove(tmp)
+		_ = t.FS.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
 	syncStep("rename", dst)

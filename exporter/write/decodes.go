@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -24,13 +25,13 @@ import (
 // decode failed, or killed the process, is not decoded again at every
 // start (see docs/robustness.md#decoding-budget).
 
-// decodesDir is the private tree's folder of decode records: one file per
+// DecodesDir is the private tree's folder of decode records: one file per
 // source content whose last decode did not end well.
-const decodesDir = "decodes"
+const DecodesDir = "decodes"
 
 // keepDecodes keeps the records' folder when its last record goes: other
 // decodes may be writing theirs into it.
-var keepDecodes = map[string]bool{decodesDir: true}
+var keepDecodes = map[string]bool{DecodesDir: true}
 
 // maxUnfinished is how many decodes of one file may begin and never end
 // (the process died during them) before the file is refused: one may be
@@ -76,9 +77,9 @@ func (b decodeBudget) acquire(ctx context.Context, n int64) (func(), error) {
 	}, nil
 }
 
-// decodeHook, when set (by tests), runs as a decode starts, with the
+// DecodeHook, when set (by tests), runs as a decode starts, with the
 // bundle file decoded ("folder/file").
-var decodeHook func(rel string)
+var DecodeHook func(rel string)
 
 // decodeKey names the record of the source content sum for this version
 // of guidepub's media rules (a new version tries every file again).
@@ -86,7 +87,7 @@ func decodeKey(sum [sha256.Size]byte) string {
 	h := sha256.New()
 	h.Write([]byte(media.Version + "\x00"))
 	h.Write(sum[:])
-	return decodesDir + "/" + hex.EncodeToString(h.Sum(nil)[:16]) + ".json"
+	return DecodesDir + "/" + hex.EncodeToString(h.Sum(nil)[:16]) + ".json"
 }
 
 // decode runs fn, the decode of the bundle file rel of b (content sum,
@@ -100,7 +101,8 @@ func (w *guideWriter) decode(ctx context.Context, b *bundle.Bundle, rel string, 
 	key := decodeKey(sum)
 	// The same content published twice (a PDF in two views) is decoded
 	// one at a time: its record counts decodes of separate processes.
-	lock := w.e.decoding.get(key)
+	l, _ := w.e.decoding.LoadOrStore(key, new(sync.Mutex))
+	lock := l.(*sync.Mutex)
 	lock.Lock()
 	defer lock.Unlock()
 	rec, err := w.readDecodeNote(key)
@@ -129,20 +131,20 @@ func (w *guideWriter) decode(ctx context.Context, b *bundle.Bundle, rel string, 
 	if err := w.writeDecodeNote(key, rec); err != nil {
 		return err
 	}
-	if decodeHook != nil {
-		decodeHook(rec.File)
+	if DecodeHook != nil {
+		DecodeHook(rec.File)
 	}
 	err = fn()
 	var be *bundle.Error
 	switch {
 	case err == nil:
-		return w.e.priv.remove(key, keepDecodes)
+		return w.e.priv.Remove(key, keepDecodes)
 	case errors.As(err, &be):
 		rec = decodeNote{File: rec.File, Error: strings.TrimPrefix(be.Problems[0].Message, "the file is ")}
 	default:
 		// Not the file's fault (a write failed, the source changed):
 		// no record.
-		_ = w.e.priv.remove(key, keepDecodes)
+		_ = w.e.priv.Remove(key, keepDecodes)
 		return err
 	}
 	if werr := w.writeDecodeNote(key, rec); werr != nil {
@@ -155,7 +157,7 @@ func (w *guideWriter) decode(ctx context.Context, b *bundle.Bundle, rel string, 
 // does not decode.
 func (w *guideWriter) readDecodeNote(key string) (decodeNote, error) {
 	var rec decodeNote
-	data, err := w.e.priv.read(key)
+	data, err := w.e.priv.Read(key)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, nil
 	}
@@ -174,5 +176,5 @@ func (w *guideWriter) writeDecodeNote(key string, rec decodeNote) error {
 	if err != nil {
 		return err
 	}
-	return w.e.priv.writeSynced(key, append(data, '\n'))
+	return w.e.priv.WriteSynced(key, append(data, '\n'))
 }

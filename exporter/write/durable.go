@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"cmp"
@@ -32,13 +32,13 @@ import (
 // previous version stays), never point at missing bytes, and nothing
 // names the new version before its folders are flushed.
 
-// testHookSync, when set by a test, is called after each step of the rule
+// SyncHook, when set by a test, is called after each step of the rule
 // above with the step ("sync" a file, "rename" or "link" it into place,
 // "syncdir" a folder) and the file or folder it concerns.
-var testHookSync func(step, name string)
+var SyncHook func(step, name string)
 
 func syncStep(step, name string) {
-	if h := testHookSync; h != nil {
+	if h := SyncHook; h != nil {
 		h(step, name)
 	}
 }
@@ -74,7 +74,7 @@ func syncDir(fsys afero.Fs, dir string) error {
 // syncFolders flushes, once each, the folders of t holding the files
 // paths (slash-separated, relative to t) and every folder above them up
 // to t's root, which holds the names of folders created for them.
-func (t tree) syncFolders(paths []string) error {
+func (t Tree) syncFolders(paths []string) error {
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range paths {
@@ -100,18 +100,18 @@ func (t tree) syncFolders(paths []string) error {
 		return strings.Compare(a, b)
 	})
 	for _, dir := range dirs {
-		if err := syncDir(t.fs, t.abs(dir)); err != nil {
+		if err := syncDir(t.FS, t.Abs(dir)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeSynced is write followed by a flush of p's folder: for a guide's
+// WriteSynced is Write followed by a flush of p's folder: for a guide's
 // record, which names what is published.
-func (t tree) writeSynced(p string, data []byte) error {
-	if err := t.write(p, data); err != nil {
+func (t Tree) WriteSynced(p string, data []byte) error {
+	if err := t.Write(p, data); err != nil {
 		return err
 	}
-	return syncDir(t.fs, filepath.Dir(t.abs(p)))
+	return syncDir(t.FS, filepath.Dir(t.Abs(p)))
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package exporter
+package write
 
 import (
 	"io"

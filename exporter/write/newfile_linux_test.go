@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func createNew(dst string, data []byte, perm os.FileMode) (bool, error) {
 
 func TestCreateNew(t *testing.T) {
 	if noTmpfile.Load() {
-		t.Skip("O_TMPFILE is not usable here; tree.write uses a temporary file and a rename")
+		t.Skip("O_TMPFILE is not usable here; Tree.Write uses a temporary file and a rename")
 	}
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "status")
@@ -55,17 +55,17 @@ func TestCreateNew(t *testing.T) {
 	}
 }
 
-// TestTreeWriteOnDisk checks both ways tree.write takes on the real file
+// TestTreeWriteOnDisk checks both ways Tree.Write takes on the real file
 // system: a new file (createNew) and a replaced one (temporary file and
 // rename), with no temporary file left behind.
 func TestTreeWriteOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	tr := tree{fs: afero.NewOsFs(), root: dir, perm: 0o644}
+	tr := Tree{FS: afero.NewOsFs(), Root: dir, Perm: 0o644}
 	for _, content := range []string{"first", "second, longer"} {
-		if err := tr.write("v1/data/status", []byte(content)); err != nil {
+		if err := tr.Write("v1/data/status", []byte(content)); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := tr.read("v1/data/status"); err != nil || string(got) != content {
+		if got, err := tr.Read("v1/data/status"); err != nil || string(got) != content {
 			t.Errorf("read %q, %v; want %q", got, err, content)
 		}
 	}
@@ -75,7 +75,7 @@ func TestTreeWriteOnDisk(t *testing.T) {
 	}
 }
 
-// BenchmarkNewFile compares the two ways tree.write creates a new 3 KB
+// BenchmarkNewFile compares the two ways Tree.Write creates a new 3 KB
 // file on the real file system (50 files a folder, as in a view's doc/).
 // The cost is mostly the file system's journal and varies a lot with what
 // the disk is still writing back; compare the two in the same run.
@@ -89,13 +89,13 @@ func BenchmarkNewFile(b *testing.B) {
 			was := noTmpfile.Load()
 			noTmpfile.Store(c.noTmpfile)
 			defer noTmpfile.Store(was)
-			tr := tree{fs: afero.NewOsFs(), root: b.TempDir(), perm: 0o644}
+			tr := Tree{FS: afero.NewOsFs(), Root: b.TempDir(), Perm: 0o644}
 			// Start from a clean disk: the previous run's files and their
 			// deletion are otherwise still being written back.
 			syscall.Sync()
 			i := 0
 			for b.Loop() {
-				if err := tr.write(fmt.Sprintf("%d/%d", i/50, i), data); err != nil {
+				if err := tr.Write(fmt.Sprintf("%d/%d", i/50, i), data); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"context"
@@ -35,8 +35,8 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 	type result struct {
 		h       [sha256.Size]byte
 		written []string
-		digests map[string]digest // of the public files written
-		res     GuideResult       // the counts and changes of this file's writes
+		digests map[string]Digest // of the public files written
+		res     Counts            // the counts and changes of this file's writes
 		err     error
 	}
 	results := make([]result, len(files))
@@ -124,16 +124,15 @@ func (w *guideWriter) revision() string {
 		rh.Write([]byte{0})
 		rh.Write(s.hash[:])
 	}
-	for _, enc := range w.e.cfg.Encodings {
+	for _, enc := range w.e.encodings {
 		rh.Write([]byte(enc.Ext))
 	}
 	return hex.EncodeToString(rh.Sum(nil))
 }
 
-// putRecord publishes the private site.GuideRecord of g, with the
-// revision already in the result.
-func (w *guideWriter) putRecord(g *bundle.Guide, ready bool) error {
-	data, err := render.MarshalJSON(render.Record(g, w.res.Revision, ready))
+// putRecord publishes the private site.GuideRecord of g at revision.
+func (w *guideWriter) putRecord(g *bundle.Guide, revision string, ready bool) error {
+	data, err := render.MarshalJSON(render.Record(g, revision, ready))
 	if err != nil {
 		return err
 	}
@@ -153,7 +152,7 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 		return nil
 	}
 	for _, set := range []struct {
-		t    tree
+		t    Tree
 		old  []string
 		now  []string
 		keep map[string]bool
@@ -162,7 +161,7 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 			if _, found := slices.BinarySearch(set.now, f); found {
 				continue
 			}
-			if err := removeFile(w.res, set.t, f, set.keep, set.t.root == w.e.pub.root); err != nil {
+			if err := removeFile(w.res, set.t, f, set.keep, set.t.Root == w.e.pub.Root); err != nil {
 				return err
 			}
 		}
@@ -173,8 +172,8 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 // removeFile deletes p from t (a missing file is not an error) and the
 // folders it leaves empty, except keep, and counts it in res: the one
 // place a published file's removal is counted.
-func removeFile(res *GuideResult, t tree, p string, keep map[string]bool, public bool) error {
-	if err := t.remove(p, keep); err != nil {
+func removeFile(res *Counts, t Tree, p string, keep map[string]bool, public bool) error {
+	if err := t.Remove(p, keep); err != nil {
 		return err
 	}
 	res.Deleted++
@@ -186,14 +185,14 @@ func removeFile(res *GuideResult, t tree, p string, keep map[string]bool, public
 
 // guideWriter writes the files of one guide and keeps what it wrote.
 type guideWriter struct {
-	e       *Exporter
-	res     *GuideResult
+	e       *Writer
+	res     *Counts
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
 	// digests are those of the public files written, by path; the zero
-	// digest when unknown (see addDigest).
-	digests map[string]digest
+	// Digest when unknown (see addDigest).
+	digests map[string]Digest
 	images  *imageCache
 }
 
@@ -217,12 +216,12 @@ type compression struct {
 // and returns the paths it now occupies (a document's compressed siblings
 // too). A document's siblings come from dw, and are written before the
 // document, so a reader who sees the new document finds its new siblings.
-func (w *guideWriter) put(t tree, f render.File, data []byte, dw docWrite) ([]string, error) {
+func (w *guideWriter) put(t Tree, f render.File, data []byte, dw docWrite) ([]string, error) {
 	paths := []string{f.Path}
 	if !f.Doc {
 		return paths, w.write(t, f.Path, data)
 	}
-	for _, enc := range w.e.cfg.Encodings {
+	for _, enc := range w.e.encodings {
 		p := f.Path + enc.Ext
 		paths = append(paths, p)
 		c, ok := dw.siblings[enc.Name]
@@ -247,17 +246,17 @@ func (w *guideWriter) put(t tree, f render.File, data []byte, dw docWrite) ([]st
 // write writes data to p unless p already holds exactly data. It is the
 // one place a document, a compressed sibling or a private file is written
 // (media: see media.go and imagewrite.go).
-func (w *guideWriter) write(t tree, p string, data []byte) error {
+func (w *guideWriter) write(t Tree, p string, data []byte) error {
 	if t.same(p, data) {
 		w.res.Unchanged++
 		return nil
 	}
-	if err := t.write(p, data); err != nil {
+	if err := t.Write(p, data); err != nil {
 		return err
 	}
-	d := digest{sha256: sha256.Sum256(data)}
+	d := Digest{SHA256: sha256.Sum256(data)}
 	if w.isPublic(t) {
-		d.md5 = md5.Sum(data)
+		d.MD5 = md5.Sum(data)
 	}
 	w.written(t, p, int64(len(data)), d)
 	return nil
@@ -265,39 +264,39 @@ func (w *guideWriter) write(t tree, p string, data []byte) error {
 
 // isPublic reports whether t is the public tree, whose files the record
 // describes (with their MD5 too).
-func (w *guideWriter) isPublic(t tree) bool { return t.root == w.e.pub.root }
+func (w *guideWriter) isPublic(t Tree) bool { return t.Root == w.e.pub.Root }
 
-// digest is the SHA-256 and MD5 of a file's content, taken as it is
+// Digest is the SHA-256 and MD5 of a file's content, taken as it is
 // written (the MD5 of a public file only): the per-guide record keeps
 // both (PublicFile), and describe takes them from here rather than
 // reading the file again.
-type digest struct {
-	sha256 [sha256.Size]byte
-	md5    [md5.Size]byte
+type Digest struct {
+	SHA256 [sha256.Size]byte
+	MD5    [md5.Size]byte
 }
 
-// written counts a file written to p of t, n bytes with digest d: the one
+// written counts a file written to p of t, n bytes with Digest d: the one
 // place every written file (document, sibling, media copy, stripped image,
 // rendition, private file) is counted, and a public one listed in the
-// result's Changes and its digest kept for the record.
-func (w *guideWriter) written(t tree, p string, n int64, d digest) {
+// result's Changes and its Digest kept for the record.
+func (w *guideWriter) written(t Tree, p string, n int64, d Digest) {
 	w.res.Written++
 	w.res.Bytes += n
 	if w.isPublic(t) {
-		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.sha256[:])})
+		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.SHA256[:])})
 		w.addDigest(p, d)
 	}
 }
 
-// addDigest keeps d as the digest of the public file p written. A path
+// addDigest keeps d as the Digest of the public file p written. A path
 // written twice with different contents keeps none (which write came last
 // is not known when they ran in parallel): describe reads that file.
-func (w *guideWriter) addDigest(p string, d digest) {
+func (w *guideWriter) addDigest(p string, d Digest) {
 	if w.digests == nil {
-		w.digests = map[string]digest{}
+		w.digests = map[string]Digest{}
 	}
 	if prev, ok := w.digests[p]; ok && prev != d {
-		d = digest{}
+		d = Digest{}
 	}
 	w.digests[p] = d
 }
@@ -325,7 +324,7 @@ func (w *guideWriter) prepareDocs(files []render.File) map[int]docWrite {
 		}
 		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.Path, f.Data)}
 		sum := sha256.Sum256(f.Data)
-		for _, enc := range w.e.cfg.Encodings {
+		for _, enc := range w.e.encodings {
 			if dw.same && t.siblingAgrees(f.Path, enc, f.Data) {
 				continue
 			}

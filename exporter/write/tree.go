@@ -1,4 +1,4 @@
-package exporter
+package write
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 // tree is a folder of an afero.Fs that the exporter writes into: the public
 // tree or the private tree. Paths given to its methods are slash-separated
 // and relative to the folder; checkPath keeps them inside it.
-type tree struct {
-	fs   afero.Fs
-	root string
-	perm os.FileMode // of written files
+type Tree struct {
+	FS   afero.Fs
+	Root string
+	Perm os.FileMode // of written files
 }
 
 // checkPath returns an error unless p is a clean, relative, slash-separated
@@ -38,55 +38,56 @@ func checkPath(p string) error {
 	return nil
 }
 
-func (t tree) abs(p string) string { return filepath.Join(t.root, filepath.FromSlash(p)) }
+// Abs returns the file-system path of p.
+func (t Tree) Abs(p string) string { return filepath.Join(t.Root, filepath.FromSlash(p)) }
 
-// read returns the content of p, or an error wrapping fs.ErrNotExist when
+// Read returns the content of p, or an error wrapping fs.ErrNotExist when
 // it does not exist.
-func (t tree) read(p string) ([]byte, error) { return afero.ReadFile(t.fs, t.abs(p)) }
+func (t Tree) Read(p string) ([]byte, error) { return afero.ReadFile(t.FS, t.Abs(p)) }
 
-// exists reports whether p exists as a regular file.
-func (t tree) exists(p string) bool {
-	fi, err := t.fs.Stat(t.abs(p))
+// Exists reports whether p exists as a regular file.
+func (t Tree) Exists(p string) bool {
+	fi, err := t.FS.Stat(t.Abs(p))
 	return err == nil && fi.Mode().IsRegular()
 }
 
 // same reports whether p exists with exactly the content data.
-func (t tree) same(p string, data []byte) bool {
-	fi, err := t.fs.Stat(t.abs(p))
+func (t Tree) same(p string, data []byte) bool {
+	fi, err := t.FS.Stat(t.Abs(p))
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
 		return false
 	}
-	old, err := t.read(p)
+	old, err := t.Read(p)
 	return err == nil && bytes.Equal(old, data)
 }
 
-// write replaces p with data atomically, as writeFunc does: a reader sees
+// Write replaces p with data atomically, as writeFunc does: a reader sees
 // the old or the new file, never a part. It returns an error when p is
 // unsafe or a file operation fails; nothing is left behind then.
-func (t tree) write(p string, data []byte) error {
+func (t Tree) Write(p string, data []byte) error {
 	return t.writeFunc(p, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// remove deletes p (a missing file is not an error) and then every folder
+// Remove deletes p (a missing file is not an error) and then every folder
 // above it that became empty, up to but excluding the tree's root and any
 // folder keep names. It returns an error when p is unsafe or cannot be
 // deleted.
-func (t tree) remove(p string, keep map[string]bool) error {
+func (t Tree) Remove(p string, keep map[string]bool) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	if err := t.fs.Remove(t.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete %s: %w", t.abs(p), err)
+	if err := t.FS.Remove(t.Abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", t.Abs(p), err)
 	}
 	for dir := path.Dir(p); dir != "." && !keep[dir]; dir = path.Dir(dir) {
-		entries, err := afero.ReadDir(t.fs, t.abs(dir))
+		entries, err := afero.ReadDir(t.FS, t.Abs(dir))
 		if err != nil || len(entries) > 0 {
 			break
 		}
-		if err := t.fs.Remove(t.abs(dir)); err != nil {
+		if err := t.FS.Remove(t.Abs(dir)); err != nil {
 			break // another export may have just created something in it
 		}
 	}
