@@ -20,6 +20,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
@@ -150,7 +151,7 @@ func TestIncremental(t *testing.T) {
 				}
 			}
 			for _, name := range changed(priv0, priv1) {
-				if name != RecordsDir(0, 0)+"/"+kingGuide+".json" && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
+				if name != records.RecordsDir(0, 0)+"/"+kingGuide+".json" && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
 					t.Errorf("private file of another guide changed: %s", name)
 				}
 			}
@@ -729,7 +730,7 @@ func TestRecordsOnePerGuide(t *testing.T) {
 	}
 	check("after one guide changed")
 	for _, name := range changed(before, snapshot(t, ev.out, ev.privDir)) {
-		if strings.HasPrefix(name, RecordsDir(0, 0)+"/") && name != RecordsDir(0, 0)+"/"+kingGuide+".json" {
+		if strings.HasPrefix(name, records.RecordsDir(0, 0)+"/") && name != records.RecordsDir(0, 0)+"/"+kingGuide+".json" {
 			t.Errorf("exporting %s rewrote %s", kingFolder, name)
 		}
 	}
@@ -737,7 +738,7 @@ func TestRecordsOnePerGuide(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a guide was removed")
-	if _, err := ev.out.Stat(filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")); err == nil {
+	if _, err := ev.out.Stat(filepath.Join(ev.privDir, records.RecordsDir(0, 0), kingGuide+".json")); err == nil {
 		t.Error("the removed guide's record is left")
 	}
 }
@@ -781,7 +782,7 @@ func TestEncodingsSetting(t *testing.T) {
 func TestRecordErrors(t *testing.T) {
 	ev := newEnv(t, fsKinds[0])
 	ev.exportAll()
-	p := filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")
+	p := filepath.Join(ev.privDir, records.RecordsDir(0, 0), kingGuide+".json")
 	if err := afero.WriteFile(ev.out, p, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -802,7 +803,7 @@ func TestManifestMigrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ev.out.RemoveAll(filepath.Join(ev.privDir, RecordsDir(0, 0))); err != nil {
+	if err := ev.out.RemoveAll(filepath.Join(ev.privDir, records.RecordsDir(0, 0))); err != nil {
 		t.Fatal(err)
 	}
 	if err := afero.WriteFile(ev.out, filepath.Join(ev.privDir, site.ManifestFile), data, 0o600); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/spf13/afero"
 )
@@ -55,7 +56,7 @@ func recordSyncs(t *testing.T, root string) *syncLog {
 func TestDurableWrites(t *testing.T) {
 	ev := osEnv(t)
 	root := filepath.Dir(ev.outDir)
-	records := filepath.Join(ev.privDir, RecordsDir(0, 0))
+	records := filepath.Join(ev.privDir, records.RecordsDir(0, 0))
 	for round, edit := range []func(map[string]any){
 		nil, // new files
 		func(g map[string]any) { obj(g["property"])["city"] = "Waterloo" }, // replaced ones

@@ -1,11 +1,12 @@
 package exporter
 
-// The way of one guide, from top to bottom: ExportBundle checks and locks
-// the folder, loads the bundle, claims its ids, and publishClaimed
-// publishes it: publish skips a guide whose inputs did not change
-// (fingerprint, upToDate), else renders every file (render), writes them
-// (putAll, putRecord, deleteStale, in write.go, which counts each file
-// written or deleted), and writes the guide's record (recordExport);
+// The way of one guide, from top to bottom, entering each stage once, in
+// order: ExportBundle checks and locks the folder (records.FolderLocks),
+// loads the bundle (package bundle), claims its ids (records.Claims), and
+// publishClaimed publishes it: publish skips a guide whose inputs did not
+// change (fingerprint, upToDate), else takes its plan (render.Guide),
+// writes it (write.Writer.Guide: the files, the guide's record file,
+// stale files deleted) and records what was written (records.Records.Save);
 // published then records it in memory and releases its claims.
 // RemoveBundle and unpublish undo it. ExportAll (all.go) runs the same
 // steps for every folder.
@@ -26,6 +27,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
@@ -77,10 +79,10 @@ func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
 
 // claim checks and reserves the ids of guide g in folder (see
 // claims.claim) and returns the *bundle.Error that rejects g, or nil.
-func (e *Exporter) claim(folder string, g *bundle.Guide, alive alive) error {
+func (e *Exporter) claim(folder string, g *bundle.Guide, alive records.Alive) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if problems := e.claims.claim(folder, g, e.records, alive); len(problems) > 0 {
+	if problems := e.claims.Claim(folder, g, e.records, alive); len(problems) > 0 {
 		return &bundle.Error{Folder: folder, Problems: problems}
 	}
 	return nil
@@ -90,7 +92,7 @@ func (e *Exporter) claim(folder string, g *bundle.Guide, alive alive) error {
 func (e *Exporter) release(g *bundle.Guide) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.claims.release(g)
+	e.claims.Release(g)
 }
 
 // aliveOnDisk reports whether folder still holds the bundle of guide id, or
@@ -183,7 +185,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := e.recordExport(g.GuideID, entry, out.Digests, old != nil); err != nil {
+	if err := e.records.Save(e.pubTree(), g.GuideID, entry, out.Digests, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
@@ -247,24 +249,6 @@ func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult
 	return r
 }
 
-// recordExport writes the exporter's record of guide id (entry, with the
-// hash and stamp of each public file; see Records), after every file of
-// the guide was written and before the records in memory change. The
-// hashes of the files written are those taken as they were written; hadOld
-// says whether the guide had a record, whose hashes are reused for the
-// other files when their stamp did not change.
-func (e *Exporter) recordExport(id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
-	var old *record
-	if hadOld {
-		old, _ = e.records.recordOf(id) // unreadable: every hash not known is read again
-	}
-	public, err := describe(e.pubTree(), entry.Files, digests, old)
-	if err != nil {
-		return err
-	}
-	return e.records.write(newRecord(id, entry, public))
-}
-
 // published records entry as the entry of g (nil: the export failed and
 // the entry stays as it was) and releases g's claims. The record file was
 // written before.
@@ -272,9 +256,9 @@ func (e *Exporter) published(g *bundle.Guide, entry *site.ManifestGuide) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if entry != nil {
-		e.records.set(g.GuideID, *entry)
+		e.records.Set(g.GuideID, *entry)
 	}
-	e.claims.release(g)
+	e.claims.Release(g)
 }
 
 // finish logs res and returns it with its error.
@@ -331,12 +315,12 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	var c write.Counts
 	// A public file under an id another guide publishes now stays: the
 	// guide its folder holds now took the id over.
-	err := e.w.Remove(&c, mg, func(p string) bool { return e.records.ownedByOther(p, id) })
+	err := e.w.Remove(&c, mg, func(p string) bool { return e.records.OwnedByOther(p, id) })
 	res.addCounts(c)
 	if err != nil {
 		return res, err
 	}
-	if err := e.records.delete(id); err != nil {
+	if err := e.records.Delete(id); err != nil {
 		return res, err
 	}
 	res.Changed = res.Deleted > 0
@@ -349,5 +333,5 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 func (e *Exporter) unpublished(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.records.remove(id)
+	e.records.Forget(id)
 }

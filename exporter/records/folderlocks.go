@@ -1,17 +1,17 @@
-package exporter
+package records
 
 import "sync"
 
-// folderLocks hands out one mutex per bundle folder, so that exports of
+// FolderLocks hands out one mutex per bundle folder, so that exports of
 // the same folder run one at a time while other folders proceed. It is
 // safe for concurrent use.
-type folderLocks struct {
+type FolderLocks struct {
 	mu sync.Mutex
 	m  map[string]*sync.Mutex
 }
 
-// get returns the mutex of folder.
-func (l *folderLocks) get(folder string) *sync.Mutex {
+// Get returns the mutex of folder.
+func (l *FolderLocks) Get(folder string) *sync.Mutex {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {

@@ -1,7 +1,6 @@
-package exporter
+package records
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,7 +54,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := back.snapshot().Guides
+	got := back.Snapshot().Guides
 	if len(got) != 2 || got["a"].Revision != "r2" || !got["b"].NextChange.Equal(next) || !slices.Equal(got["a"].Files, a.Files) {
 		t.Errorf("read back %+v", got)
 	}
@@ -66,7 +65,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if err != nil || !ok || f != pubA[1] {
 		t.Errorf("Lookup = %+v, %v, %v", f, ok, err)
 	}
-	if err := back.delete("a"); err != nil {
+	if err := back.Delete("a"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), "a.json")); err == nil {
@@ -86,7 +85,7 @@ func TestRecordsMigrateManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mg, ok := r.get("g1"); !ok || mg.Folder != "f1" || mg.Revision != "r1" || !slices.Equal(mg.Files, []string{"v1/data/status"}) {
+	if mg, ok := r.Get("g1"); !ok || mg.Folder != "f1" || mg.Revision != "r1" || !slices.Equal(mg.Files, []string{"v1/data/status"}) {
 		t.Errorf("converted entry %+v, %v", mg, ok)
 	}
 	if _, err := fsys.Stat("/private/manifest.json"); err == nil {
@@ -113,18 +112,18 @@ func TestRecordsMigrateManifest(t *testing.T) {
 
 func TestRecordsInFolder(t *testing.T) {
 	m := memRecords()
-	m.set("g2", site.ManifestGuide{Folder: "f"})
-	m.set("g1", site.ManifestGuide{Folder: "f"})
-	m.set("g3", site.ManifestGuide{Folder: "other"})
-	if got := m.inFolder("f", ""); !slices.Equal(got, []string{"g1", "g2"}) {
+	m.Set("g2", site.ManifestGuide{Folder: "f"})
+	m.Set("g1", site.ManifestGuide{Folder: "f"})
+	m.Set("g3", site.ManifestGuide{Folder: "other"})
+	if got := m.InFolder("f", ""); !slices.Equal(got, []string{"g1", "g2"}) {
 		t.Errorf("inFolder(f) = %v", got)
 	}
-	if got := m.inFolder("f", "g1"); !slices.Equal(got, []string{"g2"}) {
+	if got := m.InFolder("f", "g1"); !slices.Equal(got, []string{"g2"}) {
 		t.Errorf("inFolder(f, except g1) = %v", got)
 	}
-	snap := m.snapshot()
+	snap := m.Snapshot()
 	snap.Guides["g9"] = site.ManifestGuide{}
-	if _, ok := m.get("g9"); ok {
+	if _, ok := m.Get("g9"); ok {
 		t.Error("snapshot shares its map with the manifest")
 	}
 }
@@ -142,13 +141,13 @@ func TestClaims(t *testing.T) {
 	always := func(string, string) bool { return true }
 	never := func(string, string) bool { return false }
 	published := memRecords()
-	published.set("pub", site.ManifestGuide{Folder: "fp", Ids: []string{"pv", "palias"}})
+	published.Set("pub", site.ManifestGuide{Folder: "fp", Ids: []string{"pv", "palias"}})
 	tests := []struct {
 		name   string
 		before []*bundle.Guide // claimed first, in folder "f-<guide id>"
 		folder string
 		g      *bundle.Guide
-		alive  alive
+		alive  Alive
 		want   []string // JSON paths of the problems
 	}{
 		{"free", nil, "f", guide("g", "a", "v"), always, nil},
@@ -166,13 +165,13 @@ func TestClaims(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClaims()
+			c := NewClaims()
 			for _, b := range tc.before {
-				if p := c.claim("f-"+b.GuideID, b, published, tc.alive); p != nil {
+				if p := c.Claim("f-"+b.GuideID, b, published, tc.alive); p != nil {
 					t.Fatalf("setup claim: %v", p)
 				}
 			}
-			problems := c.claim(tc.folder, tc.g, published, tc.alive)
+			problems := c.Claim(tc.folder, tc.g, published, tc.alive)
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.Path)
@@ -190,8 +189,8 @@ func TestClaims(t *testing.T) {
 			if !claimed {
 				t.Fatal("accepted but not claimed")
 			}
-			c.release(tc.g)
-			if again := c.claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
+			c.Release(tc.g)
+			if again := c.Claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
 				t.Errorf("ids still claimed after release: %v", again)
 			}
 		})
@@ -201,54 +200,41 @@ func TestClaims(t *testing.T) {
 // TestClaimsReleaseKeepsOthers checks that releasing a guide leaves the
 // ids another guide claimed.
 func TestClaimsReleaseKeepsOthers(t *testing.T) {
-	c := newClaims()
+	c := NewClaims()
 	m := memRecords()
 	a, b := guide("a", "", "va"), guide("b", "", "vb")
 	for _, g := range []*bundle.Guide{a, b} {
-		if p := c.claim("f"+g.GuideID, g, m, nil); p != nil {
+		if p := c.Claim("f"+g.GuideID, g, m, nil); p != nil {
 			t.Fatal(p)
 		}
 	}
-	c.release(a)
-	if p := c.claim("fx", guide("x", "", "vb"), m, nil); len(p) != 1 {
+	c.Release(a)
+	if p := c.Claim("fx", guide("x", "", "vb"), m, nil); len(p) != 1 {
 		t.Errorf("view id of a guide still claimed: problems %v, want one", p)
 	}
-	if p := c.claim("fy", guide("y", "", "va"), m, nil); p != nil {
+	if p := c.Claim("fy", guide("y", "", "va"), m, nil); p != nil {
 		t.Errorf("released view id: %v", p)
 	}
 }
 
 func TestFolderLocks(t *testing.T) {
-	var l folderLocks
-	if first := l.get("a"); l.get("a") != first {
+	var l FolderLocks
+	if first := l.Get("a"); l.Get("a") != first {
 		t.Fatal("two mutexes for one folder")
 	}
-	if l.get("a") == l.get("b") {
+	if l.Get("a") == l.Get("b") {
 		t.Fatal("one mutex for two folders")
 	}
 	// Concurrent getters of a new folder all get the one mutex.
 	var wg sync.WaitGroup
 	got := make([]*sync.Mutex, 8)
 	for i := range got {
-		wg.Go(func() { got[i] = l.get("c") })
+		wg.Go(func() { got[i] = l.Get("c") })
 	}
 	wg.Wait()
 	for _, m := range got {
 		if m != got[0] {
 			t.Fatal("two mutexes for one folder got concurrently")
 		}
-	}
-}
-
-func TestReportAdd(t *testing.T) {
-	var r Report
-	r.add(GuideResult{Folder: "a", Views: 2, Written: 3, Unchanged: 1, Bytes: 2048})
-	r.add(GuideResult{Folder: "b", Err: &bundle.Error{Folder: "b"}})
-	r.add(GuideResult{Folder: "c", Deleted: 4, Err: json.Unmarshal([]byte("{"), new(any))})
-	if r.Views != 2 || r.Written != 3 || r.Unchanged != 1 || r.Deleted != 4 || r.Rejected != 1 || r.Bytes != 2048 || len(r.Guides) != 3 {
-		t.Errorf("report %+v", r)
-	}
-	if s := r.Summary(); !strings.Contains(s, "1 rejected, 1 failed") || !strings.Contains(s, "2.0 KiB") {
-		t.Errorf("summary %q", s)
 	}
 }

@@ -1,4 +1,4 @@
-package exporter
+package records
 
 import (
 	"bytes"
@@ -255,7 +255,7 @@ func (r *Records) load() error {
 		return err
 	}
 	for _, rec := range recs {
-		r.set(rec.GuideID, rec.entry())
+		r.Set(rec.GuideID, rec.entry())
 	}
 	return nil
 }
@@ -326,8 +326,8 @@ func (r *Records) write(rec *record) error {
 	return nil
 }
 
-// delete deletes the record file of guide id.
-func (r *Records) delete(id string) error {
+// Delete deletes the record file of guide id.
+func (r *Records) Delete(id string) error {
 	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
 		return fmt.Errorf("delete record of %s: %w", id, err)
 	}
@@ -337,8 +337,8 @@ func (r *Records) delete(id string) error {
 	return nil
 }
 
-// get returns the entry of guide id.
-func (r *Records) get(id string) (site.ManifestGuide, bool) {
+// Get returns the entry of guide id.
+func (r *Records) Get(id string) (site.ManifestGuide, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	mg, ok := r.guides[id]
@@ -358,8 +358,8 @@ func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
 	return gid, mg, ok
 }
 
-// set records entry as that of guide id, in memory.
-func (r *Records) set(id string, entry site.ManifestGuide) {
+// Set records entry as that of guide id, in memory.
+func (r *Records) Set(id string, entry site.ManifestGuide) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.unindex(id)
@@ -373,8 +373,8 @@ func (r *Records) set(id string, entry site.ManifestGuide) {
 	r.byDir[entry.Folder][id] = true
 }
 
-// remove drops guide id, in memory.
-func (r *Records) remove(id string) {
+// Forget drops guide id, in memory.
+func (r *Records) Forget(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.unindex(id)
@@ -398,9 +398,9 @@ func (r *Records) unindex(id string) {
 	}
 }
 
-// inFolder returns the ids of the guides published from folder, except
+// InFolder returns the ids of the guides published from folder, except
 // the guide id except, sorted.
-func (r *Records) inFolder(folder, except string) []string {
+func (r *Records) InFolder(folder, except string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []string
@@ -413,8 +413,8 @@ func (r *Records) inFolder(folder, except string) []string {
 	return ids
 }
 
-// snapshot returns a copy of the entries as a site.Manifest.
-func (r *Records) snapshot() site.Manifest {
+// Snapshot returns a copy of the entries as a site.Manifest.
+func (r *Records) Snapshot() site.Manifest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return site.Manifest{Version: 1, Guides: maps.Clone(r.guides)}
@@ -470,9 +470,9 @@ func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
 	return PublicFile{}, false, nil
 }
 
-// ownedByOther reports whether the public path p belongs to a public id
+// OwnedByOther reports whether the public path p belongs to a public id
 // that a guide other than id publishes now.
-func (r *Records) ownedByOther(p, id string) bool {
+func (r *Records) OwnedByOther(p, id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	gid, ok := r.owners[publicIDOf(p)]
@@ -568,4 +568,35 @@ func oldFile(old *record, p string) (PublicFile, bool) {
 		return PublicFile{}, false
 	}
 	return old.Public[i], true
+}
+
+// ManifestName returns the private-tree name of the single manifest file
+// earlier versions kept for shard i of n (site.ManifestFile for an
+// unsharded export, else "manifest-<i>-of-<n>.json"): OpenRecords converts
+// it into per-guide records. The marker of writes in progress is named
+// after it.
+func ManifestName(i, n int) string {
+	if n <= 1 {
+		return site.ManifestFile
+	}
+	return fmt.Sprintf("manifest-%d-of-%d.json", i, n)
+}
+
+// Save writes the record of guide id, just exported (entry), after every
+// file of the guide was written and before the records in memory change
+// (Set): the hash and stamp of each public file of pub, taken from
+// digests (as write.Writer.Guide wrote them) for the files written;
+// hadOld says whether the guide had a record, whose hashes are reused for
+// the other files when their stamp did not change. It returns an error
+// when a file cannot be examined or the record written.
+func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
+	var old *record
+	if hadOld {
+		old, _ = r.recordOf(id) // unreadable: every hash not known is read again
+	}
+	public, err := describe(pub, entry.Files, digests, old)
+	if err != nil {
+		return err
+	}
+	return r.write(newRecord(id, entry, public))
 }

@@ -1,4 +1,4 @@
-package exporter
+package records
 
 import (
 	"fmt"
@@ -6,30 +6,29 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
-	"github.com/guidepub/guidepub/site"
 )
 
-// claims are the ids reserved by exports in flight: a bundle claims its
+// Claims are the ids reserved by exports in flight: a bundle claims its
 // guide id and its public ids (view ids and alias) before it publishes,
 // so that two bundles never publish the same id. It is not safe for
 // concurrent use.
-type claims struct {
+type Claims struct {
 	guides map[string]string // guide id -> folder of the bundle claiming it
 	public map[string]string // view id or alias -> guide id claiming it
 }
 
-// newClaims returns an empty set of claims.
-func newClaims() *claims {
-	return &claims{guides: map[string]string{}, public: map[string]string{}}
+// NewClaims returns an empty set of claims.
+func NewClaims() *Claims {
+	return &Claims{guides: map[string]string{}, public: map[string]string{}}
 }
 
-// alive reports whether folder still holds the bundle of guide id. It
+// Alive reports whether folder still holds the bundle of guide id. It
 // decides one thing only: whether a bundle elsewhere with the same guide id
 // is a move of that guide (its old folder no longer holds it) or a
 // duplicate (it still does).
-type alive func(folder, guideID string) bool
+type Alive func(folder, guideID string) bool
 
-// claim checks that the guide id, view ids and alias of g (in folder)
+// Claim checks that the guide id, view ids and alias of g (in folder)
 // belong to no other guide published in m or claimed, and reserves them.
 // It returns the problems that reject g, and reserves nothing then.
 //
@@ -39,13 +38,13 @@ type alive func(folder, guideID string) bool
 // keeps its ids and another guide claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
 // (the old guide is unpublished right after, see publishClaimed).
-func (c *claims) claim(folder string, g *bundle.Guide, m *Records, alive alive) []bundle.Problem {
+func (c *Claims) Claim(folder string, g *bundle.Guide, m *Records, alive Alive) []bundle.Problem {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
 		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if mg, ok := m.get(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
+	if mg, ok := m.Get(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
 		add("$.guideId", "guide id %q is already published by bundle %q", g.GuideID, mg.Folder)
 	} else if owner, ok := c.guides[g.GuideID]; ok && owner != folder {
 		add("$.guideId", "guide id %q is already claimed by bundle %q", g.GuideID, owner)
@@ -74,7 +73,7 @@ func (c *claims) claim(folder string, g *bundle.Guide, m *Records, alive alive) 
 // id is free for guide guideID of folder: a claim in flight by another
 // guide, or another guide published in m from another folder, whether or
 // not that folder is still there. One index look-up each.
-func (c *claims) holder(id, folder, guideID string, m *Records) (string, string) {
+func (c *Claims) holder(id, folder, guideID string, m *Records) (string, string) {
 	if gid, ok := c.public[id]; ok && gid != guideID {
 		return gid, c.guides[gid]
 	}
@@ -84,8 +83,8 @@ func (c *claims) holder(id, folder, guideID string, m *Records) (string, string)
 	return "", ""
 }
 
-// release drops the claims of guide g.
-func (c *claims) release(g *bundle.Guide) {
+// Release drops the claims of guide g.
+func (c *Claims) Release(g *bundle.Guide) {
 	delete(c.guides, g.GuideID)
 	for _, id := range render.PublicIDs(g) {
 		if c.public[id] == g.GuideID {
@@ -94,9 +93,9 @@ func (c *claims) release(g *bundle.Guide) {
 	}
 }
 
-// idsOnly returns a copy of g with only what claims need: the guide id,
+// IDsOnly returns a copy of g with only what claims need: the guide id,
 // the alias and the view ids.
-func idsOnly(g *bundle.Guide) *bundle.Guide {
+func IDsOnly(g *bundle.Guide) *bundle.Guide {
 	out := &bundle.Guide{GuideID: g.GuideID, Alias: g.Alias, Views: make([]bundle.View, len(g.Views))}
 	for i, v := range g.Views {
 		out.Views[i] = bundle.View{ViewID: v.ViewID}
@@ -104,10 +103,7 @@ func idsOnly(g *bundle.Guide) *bundle.Guide {
 	return out
 }
 
-// sameIDs reports whether a and b claim the same ids.
-func sameIDs(a, b *bundle.Guide) bool {
+// SameIDs reports whether a and b claim the same ids.
+func SameIDs(a, b *bundle.Guide) bool {
 	return a.GuideID == b.GuideID && slices.Equal(render.PublicIDs(a), render.PublicIDs(b))
 }
-
-// privateKeep are the private folders that stay when they become empty.
-var privateKeep = map[string]bool{site.GuidesDir: true}
