@@ -78,7 +78,7 @@ func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
 }
 
 // claim checks and reserves the ids of guide g in folder (see
-// claims.claim) and returns the *bundle.Error that rejects g, or nil.
+// records.Claims.Claim) and returns the *bundle.Error that rejects g, or nil.
 func (e *Exporter) claim(folder string, g *bundle.Guide, alive records.Alive) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -304,7 +304,7 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 
 // unpublish deletes every file of the published guide id, except those
 // under an id another guide publishes now (the guide a folder holds after
-// its guideId changed, see claims.claim), then its record, and drops it
+// its guideId changed, see records.Claims.Claim), then its record, and drops it
 // from the records, which frees its ids.
 func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	mg, ok := e.entry(id)

@@ -33,11 +33,12 @@ type Alive func(folder, guideID string) bool
 // It returns the problems that reject g, and reserves nothing then.
 //
 // The ids of a published guide stay its own until the guide is
-// unpublished (RemoveBundle, or ExportAll finding its folder gone): a
-// folder that vanished may be moving (see docs/watching.md), so its guide
-// keeps its ids and another guide claiming them is rejected. Only the
+// unpublished (the exporter's RemoveBundle, or its ExportAll finding the
+// folder gone): a folder that vanished may be moving (see
+// docs/watching.md), so its guide keeps its ids and another guide
+// claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
-// (the old guide is unpublished right after, see publishClaimed).
+// (the exporter unpublishes the old guide right after).
 func (c *Claims) Claim(folder string, g *bundle.Guide, m *Records, alive Alive) []bundle.Problem {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem

@@ -20,7 +20,7 @@ import (
 
 // Decodes: an image decoded for its renditions or a PDF parsed to strip
 // it takes the memory its headers say (media.DecodeCost) out of one
-// budget that every decode of the Exporter shares (Limits.DecodeMemory),
+// budget that every decode of the Writer shares (Limits.DecodeMemory),
 // and is recorded in the private tree while it runs, so that a file whose
 // decode failed, or killed the process, is not decoded again at every
 // start (see docs/robustness.md#decoding-budget).

@@ -84,18 +84,19 @@ func (t Tree) removeStaleTemps(cutoff time.Time) (int, error) {
 }
 
 // interruptState tracks whether an export may have been interrupted in
-// the middle of writing a guide. While an Exporter writes, a marker file
+// the middle of writing a guide. While a Writer writes, a marker file
 // (Config.Marker) exists in the private tree; it is removed once no write is
-// in progress and none failed. An Exporter that finds the marker at start
+// in progress and none failed. A Writer that finds the marker at start
 // (the previous process was killed, or a write failed) checks the
 // compressed siblings of every document of the guides it finds up to
-// date, until an ExportAll finishes without an I/O error.
+// date, until Verified (the exporter calls it after an ExportAll without
+// an I/O error).
 type interruptState struct {
 	mu      sync.Mutex
 	verify  bool // check siblings of up-to-date guides
 	writers int  // publishes in progress
 	failed  bool // a publish ended early: keep the marker
-	marked  bool // this Exporter created the marker or found it
+	marked  bool // this Writer created the marker or found it
 }
 
 // markerExists reports whether the marker is in the private tree.
