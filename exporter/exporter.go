@@ -133,8 +133,3 @@ func (e *Exporter) folderLock(folder string) *sync.Mutex { return e.folders.Get(
 // first when the previous export was interrupted, and otherwise cleans
 // only the top folder of the private tree.
 func (e *Exporter) RemoveStaleTemps() (int, error) { return e.w.RemoveStaleTemps(true) }
-
-// pubTree is the public tree.
-func (e *Exporter) pubTree() write.Tree {
-	return write.Tree{FS: e.cfg.Out, Root: e.cfg.OutDir, Perm: 0o644}
-}

@@ -185,7 +185,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := e.records.Save(e.pubTree(), g.GuideID, entry, out.Digests, old != nil); err != nil {
+	if err := e.records.Save(e.w.Public(), g.GuideID, entry, out.Digests, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true

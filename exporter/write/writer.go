@@ -163,6 +163,9 @@ func (w *Writer) allExist(mg *site.ManifestGuide) bool {
 	return true
 }
 
+// Public returns the public tree.
+func (w *Writer) Public() Tree { return w.pub }
+
 // DecodePeak returns the most bytes of the decode budget held at once.
 func (w *Writer) DecodePeak() int64 { return w.budget.peak.Load() }
 
