@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/fswatch"
 )
@@ -75,7 +76,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 		rep.add(r)
 	}
 	if len(ioErrs) == 0 {
-		e.verified()
+		e.w.Verified()
 	}
 	rep.Duration = time.Since(start)
 	return rep, errors.Join(ioErrs...)
@@ -84,7 +85,7 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 // removeStaleTempsLogged removes the temporary files a killed export left
 // (see docs/robustness.md) and logs what it did.
 func (e *Exporter) removeStaleTempsLogged() {
-	if n, err := e.removeStaleTemps(e.verifying()); err != nil {
+	if n, err := e.w.RemoveStaleTemps(e.w.Verifying()); err != nil {
 		e.cfg.Logger.Warn("removing stale temporary files", "removed", n, "err", err)
 	} else if n > 0 {
 		e.cfg.Logger.Info("removed stale temporary files of an interrupted export", "removed", n)
@@ -135,7 +136,7 @@ func (e *Exporter) scan(folders []string) *scanned {
 		b, err := e.load(f)
 		s.loadErr[i] = err
 		if b != nil {
-			s.heads[i] = idsOnly(&b.Guide)
+			s.heads[i] = records.IDsOnly(&b.Guide)
 		}
 	})
 	return s
@@ -268,7 +269,7 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundl
 	if err != nil {
 		return fail(err)
 	}
-	if !sameIDs(&b.Guide, head) {
+	if !records.SameIDs(&b.Guide, head) {
 		e.release(head)
 		if err := e.claim(folder, &b.Guide, e.aliveOnDisk); err != nil {
 			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: err}

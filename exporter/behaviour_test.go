@@ -20,6 +20,8 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -149,7 +151,7 @@ func TestIncremental(t *testing.T) {
 				}
 			}
 			for _, name := range changed(priv0, priv1) {
-				if name != RecordsDir(0, 0)+"/"+kingGuide+".json" && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
+				if name != records.RecordsDir(0, 0)+"/"+kingGuide+".json" && !strings.HasPrefix(name, site.GuideDir(kingGuide)+"/") {
 					t.Errorf("private file of another guide changed: %s", name)
 				}
 			}
@@ -471,7 +473,7 @@ func TestHiddenUnreachable(t *testing.T) {
 		}
 		for _, v := range b.Guide.Views {
 			files := viewFiles(pub, v.ViewID)
-			if ViewStatus(&b.Guide, &v, ev.now) != site.StatusReady {
+			if render.ViewStatus(&b.Guide, &v, ev.now) != site.StatusReady {
 				// Status, summary and the page that says the view is not
 				// ready, in each of the guide's languages.
 				pages := 0
@@ -481,7 +483,7 @@ func TestHiddenUnreachable(t *testing.T) {
 					}
 				}
 				if len(files) != (2+pages)*(1+len(site.Encodings)) || files[site.PageFile] == nil {
-					t.Errorf("%s not ready: want only status, summary and page, got %v", v.ViewID, sortedKeys(files))
+					t.Errorf("%s not ready: want only status, summary and page, got %v", v.ViewID, sortedNames(files))
 				}
 				continue
 			}
@@ -728,7 +730,7 @@ func TestRecordsOnePerGuide(t *testing.T) {
 	}
 	check("after one guide changed")
 	for _, name := range changed(before, snapshot(t, ev.out, ev.privDir)) {
-		if strings.HasPrefix(name, RecordsDir(0, 0)+"/") && name != RecordsDir(0, 0)+"/"+kingGuide+".json" {
+		if strings.HasPrefix(name, records.RecordsDir(0, 0)+"/") && name != records.RecordsDir(0, 0)+"/"+kingGuide+".json" {
 			t.Errorf("exporting %s rewrote %s", kingFolder, name)
 		}
 	}
@@ -736,7 +738,7 @@ func TestRecordsOnePerGuide(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a guide was removed")
-	if _, err := ev.out.Stat(filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")); err == nil {
+	if _, err := ev.out.Stat(filepath.Join(ev.privDir, records.RecordsDir(0, 0), kingGuide+".json")); err == nil {
 		t.Error("the removed guide's record is left")
 	}
 }
@@ -780,7 +782,7 @@ func TestEncodingsSetting(t *testing.T) {
 func TestRecordErrors(t *testing.T) {
 	ev := newEnv(t, fsKinds[0])
 	ev.exportAll()
-	p := filepath.Join(ev.privDir, RecordsDir(0, 0), kingGuide+".json")
+	p := filepath.Join(ev.privDir, records.RecordsDir(0, 0), kingGuide+".json")
 	if err := afero.WriteFile(ev.out, p, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -797,11 +799,11 @@ func TestManifestMigrated(t *testing.T) {
 	ev.exportAll()
 	// Make the private tree what the previous version left.
 	legacy := ev.exporter().Manifest()
-	data, err := marshalJSON(legacy)
+	data, err := render.MarshalJSON(legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ev.out.RemoveAll(filepath.Join(ev.privDir, RecordsDir(0, 0))); err != nil {
+	if err := ev.out.RemoveAll(filepath.Join(ev.privDir, records.RecordsDir(0, 0))); err != nil {
 		t.Fatal(err)
 	}
 	if err := afero.WriteFile(ev.out, filepath.Join(ev.privDir, site.ManifestFile), data, 0o600); err != nil {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
 )
@@ -124,7 +126,7 @@ func genGuide(i int) bundle.Guide {
 // those).
 func writeCorpusGuide(tb testing.TB, dir string, i int, g bundle.Guide) {
 	folder := filepath.Join(dir, fmt.Sprintf("bundle-%05d", i))
-	for _, rel := range namedFiles(&g) {
+	for _, rel := range render.NamedFiles(&g) {
 		p := filepath.Join(folder, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
@@ -242,7 +244,7 @@ func BenchmarkExport(b *testing.B) {
 				}
 			}
 			key := guide + string(sum[:])
-			if len(data) <= smallDoc {
+			if len(data) <= write.SmallDoc {
 				key = string(sum[:])
 			}
 			if !seen[key] {

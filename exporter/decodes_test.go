@@ -16,6 +16,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // kingErr returns the error of the 301-king-st-e guide in rep.
@@ -33,14 +34,14 @@ func kingErr(rep *Report) error {
 func countDecodes(t *testing.T, file string) func() int {
 	var mu sync.Mutex
 	n := 0
-	decodeHook = func(f string) {
+	write.DecodeHook = func(f string) {
 		if f == file {
 			mu.Lock()
 			n++
 			mu.Unlock()
 		}
 	}
-	t.Cleanup(func() { decodeHook = nil })
+	t.Cleanup(func() { write.DecodeHook = nil })
 	return func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -64,7 +65,7 @@ func TestFailedDecodeNotRetried(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the file is a PDF document that does not parse") || decodes() != 1 {
 		t.Fatalf("first export: %v, %d decodes", err, decodes())
 	}
-	records, _ := afero.ReadDir(ev.out, filepath.Join(ev.privDir, decodesDir))
+	records, _ := afero.ReadDir(ev.out, filepath.Join(ev.privDir, write.DecodesDir))
 	if len(records) != 1 {
 		t.Fatalf("%d decode records", len(records))
 	}
@@ -101,7 +102,7 @@ func TestDecodeKilledHelper(t *testing.T) {
 		return
 	}
 	dirs := strings.Split(v, "|")
-	decodeHook = func(file string) {
+	write.DecodeHook = func(file string) {
 		if file == kingFolder+"/"+dirs[3] {
 			fmt.Println("decoding")
 			select {}
@@ -143,9 +144,9 @@ func TestKilledDecodeNotRetried(t *testing.T) {
 	// Only the photo was counted twice: another decode cut short by the
 	// first kill had to run alone the second time, and so waited for the
 	// photo's, which held the whole budget.
-	records, _ := afero.ReadDir(ev.out, filepath.Join(ev.privDir, decodesDir))
+	records, _ := afero.ReadDir(ev.out, filepath.Join(ev.privDir, write.DecodesDir))
 	for _, r := range records {
-		data, _ := afero.ReadFile(ev.out, filepath.Join(ev.privDir, decodesDir, r.Name()))
+		data, _ := afero.ReadFile(ev.out, filepath.Join(ev.privDir, write.DecodesDir, r.Name()))
 		if strings.Contains(string(data), `"unfinished":2`) && !strings.Contains(string(data), kingFolder+"/"+rel) {
 			t.Errorf("another file was counted as killed twice: %s", data)
 		}
@@ -171,7 +172,7 @@ func TestDecodeBudgetShared(t *testing.T) {
 	if err != nil || rep.Rejected != 0 {
 		t.Fatalf("%v %s", err, rep.Summary())
 	}
-	peak := e.budget.peak.Load()
+	peak := e.w.DecodePeak()
 	if peak <= 0 || peak > 30<<20 {
 		t.Errorf("the decodes held %d bytes at once, budget %d", peak, 30<<20)
 	}

@@ -1,8 +1,15 @@
 // Package exporter turns guide bundles into the published site: for every
 // view (and the guide's alias) the precompressed documents data/status,
-// data/summary and reso/autofill, the view's public media, and, in the
-// private tree, the guide's record, its ready event and its private
+// data/summary and reso/autofill, the view's pages and public media, and,
+// in the private tree, the guide's record, its ready event and its private
 // documents.
+//
+// It only orchestrates the stages, each a package that imports only the
+// ones before it: load a bundle (package bundle), claim its ids (package
+// records), decide what it publishes (package render: a pure plan), write
+// that durably into the trees (package write), record what was written
+// (package records). ExportBundle runs them for one bundle folder,
+// ExportAll for every folder, RemoveBundle undoes them.
 //
 // Exports are incremental: a file whose bytes did not change is not
 // rewritten, files of views, aliases and guides that went away are deleted,

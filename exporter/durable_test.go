@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/spf13/afero"
 )
 
@@ -33,12 +35,12 @@ func (l *syncLog) record(step, name string) {
 	l.steps = append(l.steps, syncEvent{step, name})
 }
 
-// recordSyncs sets testHookSync for the test, recording the steps under
+// recordSyncs sets write.SyncHook for the test, recording the steps under
 // root.
 func recordSyncs(t *testing.T, root string) *syncLog {
 	l := &syncLog{root: root}
-	testHookSync = l.record
-	t.Cleanup(func() { testHookSync = nil })
+	write.SyncHook = l.record
+	t.Cleanup(func() { write.SyncHook = nil })
 	return l
 }
 
@@ -54,7 +56,7 @@ func recordSyncs(t *testing.T, root string) *syncLog {
 func TestDurableWrites(t *testing.T) {
 	ev := osEnv(t)
 	root := filepath.Dir(ev.outDir)
-	records := filepath.Join(ev.privDir, RecordsDir(0, 0))
+	records := filepath.Join(ev.privDir, records.RecordsDir(0, 0))
 	for round, edit := range []func(map[string]any){
 		nil, // new files
 		func(g map[string]any) { obj(g["property"])["city"] = "Waterloo" }, // replaced ones

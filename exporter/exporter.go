@@ -8,6 +8,9 @@ import (
 	"sync"
 
 	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -32,41 +35,22 @@ func ShardOf(folder string, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// ManifestName returns the private-tree name of the single manifest file
-// earlier versions kept for shard i of n (site.ManifestFile for an
-// unsharded export, else "manifest-<i>-of-<n>.json"): OpenRecords converts
-// it into per-guide records. The marker of writes in progress is named
-// after it.
-func ManifestName(i, n int) string {
-	if n <= 1 {
-		return site.ManifestFile
-	}
-	return fmt.Sprintf("manifest-%d-of-%d.json", i, n)
-}
-
 // Exporter exports bundles into the public and private trees. Its methods
 // are safe for concurrent use; calls for the same folder are serialized.
 type Exporter struct {
 	cfg      Config
-	urls     urls
-	pub      tree
-	priv     tree
-	comp     *Compressor
-	cpu      chan struct{} // Jobs slots for compression
-	budget   decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
-	decoding folderLocks   // one decode of a content at a time, for its record
-	settings string        // fingerprint of the settings that shape the output
+	plan     render.Settings // what render.Guide renders with
+	w        *write.Writer   // writes plans into the trees
+	settings string          // fingerprint of the settings that shape the output
 
-	folders folderLocks
+	folders records.FolderLocks
 
 	// mu guards the records' entries and the claims, which must change
 	// together: a claim is checked against the published guides and those
 	// in flight.
 	mu      sync.Mutex
-	records *Records
-	claims  *claims
-
-	interrupted interruptState // see repair.go
+	records *records.Records
+	claims  *records.Claims
 }
 
 // New returns an Exporter for cfg, used as given (start from
@@ -84,39 +68,39 @@ func New(cfg Config) (*Exporter, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Exporter{
-		cfg:    cfg,
-		urls:   urls{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
-		pub:    tree{fs: cfg.Out, root: cfg.OutDir, perm: 0o644},
-		priv:   tree{fs: cfg.Private, root: cfg.PrivateDir, perm: 0o600},
-		comp:   NewCompressor(),
-		cpu:    make(chan struct{}, cfg.Jobs),
-		budget: newDecodeBudget(cfg.Limits),
-		claims: newClaims(),
+		cfg: cfg,
+		plan: render.Settings{URLs: render.URLs{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
+			SourceName: cfg.SourceName, Limits: cfg.Limits},
+		w: write.New(write.Config{
+			Public:    write.Tree{FS: cfg.Out, Root: cfg.OutDir, Perm: 0o644},
+			Private:   write.Tree{FS: cfg.Private, Root: cfg.PrivateDir, Perm: 0o600},
+			Encodings: cfg.Encodings, Jobs: cfg.Jobs, Limits: cfg.Limits,
+			// The manifest's name with a dot before and ".writing" after:
+			// a hidden name, which what reads or uploads the trees skips.
+			Marker: "." + records.ManifestName(cfg.Shard, cfg.Shards) + ".writing",
+		}),
+		claims: records.NewClaims(),
 	}
 	var names []string
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)
 	}
 	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
-	records, err := OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
+	recs, err := records.OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err
 	}
-	e.records = records
-	e.interrupted.verify = e.markerExists()
+	e.records = recs
 	return e, nil
 }
 
-// manifestName is the private-tree name of this exporter's manifest.
-func (e *Exporter) manifestName() string { return ManifestName(e.cfg.Shard, e.cfg.Shards) }
-
 // Manifest returns a copy of what the exporter has published: every
-// guide's entry, without the hashes of its files (see Records).
-func (e *Exporter) Manifest() site.Manifest { return e.records.snapshot() }
+// guide's entry, without the hashes of its files (see Exporter.Records).
+func (e *Exporter) Manifest() site.Manifest { return e.records.Snapshot() }
 
 // Records returns the exporter's records: what it published, with the hash
-// and stamp of every public file (Records.PublicFiles, Records.Lookup).
-func (e *Exporter) Records() *Records { return e.records }
+// and stamp of every public file (records.Records.PublicFiles, records.Records.Lookup).
+func (e *Exporter) Records() *records.Records { return e.records }
 
 // PublicIDs returns the public top-level folders (view ids and aliases) of
 // the guides published from folder: one index look-up, whatever the
@@ -132,13 +116,20 @@ func (e *Exporter) PublicIDs(folder string) []string {
 }
 
 // entry returns the manifest entry of guide id.
-func (e *Exporter) entry(id string) (site.ManifestGuide, bool) { return e.records.get(id) }
+func (e *Exporter) entry(id string) (site.ManifestGuide, bool) { return e.records.Get(id) }
 
 // publishedIn returns the ids of the guides folder published, except the
 // guide id except, sorted.
 func (e *Exporter) publishedIn(folder, except string) []string {
-	return e.records.inFolder(folder, except)
+	return e.records.InFolder(folder, except)
 }
 
 // folderLock returns the mutex serializing exports of folder.
-func (e *Exporter) folderLock(folder string) *sync.Mutex { return e.folders.get(folder) }
+func (e *Exporter) folderLock(folder string) *sync.Mutex { return e.folders.Get(folder) }
+
+// RemoveStaleTemps deletes the temporary files an exporter killed in the
+// middle of a write left behind in the public and private trees (see
+// write.Writer.RemoveStaleTemps) and returns how many. ExportAll calls it
+// first when the previous export was interrupted, and otherwise cleans
+// only the top folder of the private tree.
+func (e *Exporter) RemoveStaleTemps() (int, error) { return e.w.RemoveStaleTemps(true) }

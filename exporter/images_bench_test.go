@@ -19,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
 )
@@ -89,11 +90,11 @@ func BenchmarkRenditions(b *testing.B) {
 	}
 	b.ResetTimer()
 	for iter := range b.N {
-		work := imageWork.Load()
+		work := write.ImagesDecoded()
 		c0 := cpu()
 		e, out, full := export(fmt.Sprint("full", iter))
 		c1 := cpu()
-		made := imageWork.Load() - work
+		made := write.ImagesDecoded() - work
 		saved := media.Widths
 		media.Widths = nil
 		_, _, norend := export(fmt.Sprint("norend", iter))
@@ -102,7 +103,7 @@ func BenchmarkRenditions(b *testing.B) {
 
 		// The floor: the guide's distinct documents through the
 		// compressors, Jobs at a time.
-		comp := NewCompressor()
+		comp := write.NewCompressor()
 		distinct := map[string][]byte{}
 		for name, data := range documents(b, out) {
 			if site.IsDocument(name) {
@@ -140,13 +141,13 @@ func BenchmarkRenditions(b *testing.B) {
 		if err := os.WriteFile(filepath.Join(src, "bundle-00000", bundle.FileName), raw, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		work = imageWork.Load()
+		work = write.ImagesDecoded()
 		start = time.Now()
 		if _, err := e.ExportAll(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		edit := time.Since(start)
-		if n := imageWork.Load() - work; n != 0 {
+		if n := write.ImagesDecoded() - work; n != 0 {
 			b.Fatalf("an export after a guide.json edit decoded %d images", n)
 		}
 		b.ReportMetric(full.Seconds(), "full-s")

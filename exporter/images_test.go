@@ -14,7 +14,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
-	"github.com/guidepub/guidepub/site/viewpage"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // TestNoPrivateMetadataPublished publishes a camera photo with GPS EXIF
@@ -131,9 +131,9 @@ func TestNoPDFMetadataPublished(t *testing.T) {
 // changed, decodes no image.
 func TestNoImageWorkWhenImagesUnchanged(t *testing.T) {
 	ev := newEnv(t, fsKinds[1])
-	before := imageWork.Load()
+	before := write.ImagesDecoded()
 	ev.exportAll()
-	first := imageWork.Load() - before
+	first := write.ImagesDecoded() - before
 	if first == 0 {
 		t.Fatal("the first export made no renditions")
 	}
@@ -145,7 +145,7 @@ func TestNoImageWorkWhenImagesUnchanged(t *testing.T) {
 	if rep.Written == 0 {
 		t.Fatalf("the edit changed nothing: %s", rep.Summary())
 	}
-	if n := imageWork.Load() - before - first; n != 0 {
+	if n := write.ImagesDecoded() - before - first; n != 0 {
 		t.Errorf("exports of unchanged images decoded %d images", n)
 	}
 }
@@ -213,42 +213,12 @@ func TestBadMediaRejected(t *testing.T) {
 			// What an export that failed keeps for the next one: the
 			// marker of an export cut short, the record of a failed decode.
 			bookkeeping := func(s string) bool {
-				return s == "manifest.json" || s == ".manifest.json.writing" || strings.HasPrefix(s, decodesDir+"/")
+				return s == "manifest.json" || s == ".manifest.json.writing" || strings.HasPrefix(s, write.DecodesDir+"/")
 			}
 			if c := changed(priv0, snapshot(t, ev.out, ev.privDir)); len(slices.DeleteFunc(c, bookkeeping)) > 0 {
 				t.Errorf("private files changed: %v", c)
 			}
 		})
-	}
-}
-
-// TestPageRenditions: the pages get, by the published URL of each photo
-// and floor page, its renditions in ascending width, with their URLs and
-// sizes; a view that hides photos has none for them.
-func TestPageRenditions(t *testing.T) {
-	ev := newEnv(t, fsKinds[0])
-	b, err := ev.exporter().load(kingFolder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &renderer{g: &b.Guide, media: b.Media, urls: urls{View: "https://v.example"}, now: testNow}
-	for i := range b.Guide.Views {
-		if _, err := r.renderView(&b.Guide.Views[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := r.rendered["vKT301A"]
-	photo := a["https://v.example/vKT301A/doc/photos/ph-1.jpg"]
-	want := []viewpage.Rendition{{URL: "https://v.example/vKT301A/doc/photos/ph-1.w480.jpg", Width: 480, Height: 360}}
-	if !slices.Equal(photo, want) {
-		t.Errorf("photo renditions %+v, want %+v", photo, want)
-	}
-	page := a["https://v.example/vKT301A/doc/en/jpgMetric-1.jpg"]
-	if len(page) != 1 || page[0].URL != "https://v.example/vKT301A/doc/en/jpgMetric-1.w480.jpg" || page[0].Width != 480 || page[0].Height != 624 {
-		t.Errorf("floor page renditions %+v", page)
-	}
-	if len(a) != 10 { // 2 photos, 8 floor pages (the banner image is narrower than a rendition)
-		t.Errorf("%d images with renditions in vKT301A, want 10: %v", len(a), a)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // osEnv is an environment on the operating system's file system.
@@ -111,13 +112,13 @@ func TestMediaChangedDuringCopy(t *testing.T) {
 			ev := osEnv(t)
 			src := filepath.Join(ev.srcDir, "301-king-st-e", "doc", "gallery.zip")
 			// Large enough for many chunks, so the change lands mid-copy.
-			writeZip(t, src, 8*copyBufSize, 'a')
-			copyHook = func(rel string, attempt int) {
+			writeZip(t, src, 8*write.CopyBufSize, 'a')
+			write.CopyHook = func(rel string, attempt int) {
 				if rel == "doc/gallery.zip" && attempt < tt.changes {
 					rewrite(t, src, byte('b'+attempt))
 				}
 			}
-			t.Cleanup(func() { copyHook = nil })
+			t.Cleanup(func() { write.CopyHook = nil })
 			_, err := ev.exporter().ExportBundle(context.Background(), "301-king-st-e")
 			var be *bundle.Error
 			if tt.wantReject {

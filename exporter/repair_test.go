@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -19,10 +20,10 @@ func TestStaleTempsRemoved(t *testing.T) {
 			ev.exportAll()
 			// A process killed in the middle of writing a guide leaves its
 			// marker.
-			if err := ev.exporter().beginWrite(); err != nil {
+			if err := ev.exporter().w.Begin(); err != nil {
 				t.Fatal(err)
 			}
-			stale := processStart.Add(-time.Hour)
+			stale := write.ProcessStart().Add(-time.Hour)
 			fresh := time.Now().Add(time.Minute) // a write in progress elsewhere
 			files := []struct {
 				path string
@@ -69,7 +70,7 @@ func TestStaleTempsRemoved(t *testing.T) {
 // export (a new process: export, or watch at its start) or the next
 // export of the bundle repairs it.
 func TestEncodingsRepaired(t *testing.T) {
-	comp := NewCompressor()
+	comp := write.NewCompressor()
 	for _, kind := range fsKinds {
 		for _, enc := range site.Encodings {
 			for _, how := range []string{"ExportAll", "ExportBundle"} {
@@ -88,7 +89,7 @@ func TestEncodingsRepaired(t *testing.T) {
 					// A process killed in the middle of writing a guide:
 					// its marker stays, one sibling holds other content.
 					killed := ev.exporter()
-					if err := killed.beginWrite(); err != nil {
+					if err := killed.w.Begin(); err != nil {
 						t.Fatal(err)
 					}
 					if err := afero.WriteFile(ev.out, doc+enc.Ext, other, 0o644); err != nil {
@@ -137,7 +138,7 @@ func TestMarkerRemovedAfterCleanExports(t *testing.T) {
 	if _, err := ev.out.Stat(marker); err == nil {
 		t.Error("marker left after exports that finished")
 	}
-	if ev.exporter().verifying() {
+	if ev.exporter().w.Verifying() {
 		t.Error("a new exporter checks every document after clean exports")
 	}
 }

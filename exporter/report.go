@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
 )
 
 // GuideResult is the outcome of exporting or removing one bundle.
@@ -26,11 +28,17 @@ type GuideResult struct {
 	Err     error // *bundle.Error when rejected; an I/O error otherwise
 }
 
-// FileChange is one public file an export wrote or removed.
-type FileChange struct {
-	Path    string // relative to Config.OutDir, slash-separated
-	SHA256  string // hex SHA-256 of the bytes written; empty when Removed
-	Removed bool
+// FileChange is one public file an export wrote or removed (Path
+// relative to Config.OutDir).
+type FileChange = write.FileChange
+
+// addCounts adds what writing or removing files did to r.
+func (r *GuideResult) addCounts(c write.Counts) {
+	r.Written += c.Written
+	r.Unchanged += c.Unchanged
+	r.Deleted += c.Deleted
+	r.Bytes += c.Bytes
+	r.Changes = append(r.Changes, c.Changes...)
 }
 
 // Report sums up an ExportAll run.
@@ -61,7 +69,7 @@ func (r *Report) Summary() string {
 	if other := failed - r.Rejected; other > 0 {
 		s += fmt.Sprintf(", %d failed", other)
 	}
-	return s + fmt.Sprintf("; %s written in %.2fs", formatBytes(r.Bytes), r.Duration.Seconds())
+	return s + fmt.Sprintf("; %s written in %.2fs", render.FormatBytes(r.Bytes), r.Duration.Seconds())
 }
 
 func (r *Report) add(g GuideResult) {
@@ -75,18 +83,4 @@ func (r *Report) add(g GuideResult) {
 	r.Unchanged += g.Unchanged
 	r.Deleted += g.Deleted
 	r.Bytes += g.Bytes
-}
-
-// formatBytes prints n with a binary unit.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -31,11 +32,11 @@ func TestShardsGiveTheSameTree(t *testing.T) {
 						t.Errorf("shard %d/%d exported %s, which belongs to shard %d", i, n, g.Folder, got)
 					}
 				}
-				recs, err := OpenRecords(split.out, split.privDir, i, n)
+				recs, err := records.OpenRecords(split.out, split.privDir, i, n)
 				if err != nil {
 					t.Fatalf("records of shard %d: %v", i, err)
 				}
-				for _, mg := range recs.snapshot().Guides {
+				for _, mg := range recs.Snapshot().Guides {
 					folders = append(folders, mg.Folder)
 				}
 			}
@@ -51,9 +52,9 @@ func TestShardsGiveTheSameTree(t *testing.T) {
 			sameTree(t, "public", snapshot(t, whole.out, whole.outDir), snapshot(t, split.out, split.outDir))
 			wholePriv, splitPriv := snapshot(t, whole.out, whole.privDir), snapshot(t, split.out, split.privDir)
 			// The records hold the files' modification times: they differ.
-			maps.DeleteFunc(wholePriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, RecordsDir(0, 0)+"/") })
+			maps.DeleteFunc(wholePriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, records.RecordsDir(0, 0)+"/") })
 			for i := range n {
-				maps.DeleteFunc(splitPriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, RecordsDir(i, n)+"/") })
+				maps.DeleteFunc(splitPriv, func(name string, _ []byte) bool { return strings.HasPrefix(name, records.RecordsDir(i, n)+"/") })
 			}
 			sameTree(t, "private", wholePriv, splitPriv)
 
@@ -74,11 +75,11 @@ func TestShardConfig(t *testing.T) {
 	if _, err := New(ev.cfg); err == nil {
 		t.Error("New accepted shard 3 of 3")
 	}
-	if ManifestName(0, 1) != site.ManifestFile || ManifestName(1, 4) != "manifest-1-of-4.json" {
-		t.Errorf("ManifestName: %q, %q", ManifestName(0, 1), ManifestName(1, 4))
+	if records.ManifestName(0, 1) != site.ManifestFile || records.ManifestName(1, 4) != "manifest-1-of-4.json" {
+		t.Errorf("records.ManifestName: %q, %q", records.ManifestName(0, 1), records.ManifestName(1, 4))
 	}
-	if RecordsDir(0, 1) != "exported" || RecordsDir(1, 4) != "exported-1-of-4" {
-		t.Errorf("RecordsDir: %q, %q", RecordsDir(0, 1), RecordsDir(1, 4))
+	if records.RecordsDir(0, 1) != "exported" || records.RecordsDir(1, 4) != "exported-1-of-4" {
+		t.Errorf("records.RecordsDir: %q, %q", records.RecordsDir(0, 1), records.RecordsDir(1, 4))
 	}
 	for _, f := range []string{"a", "301-king-st-e", "rue-saint-denis"} {
 		if s := ShardOf(f, 4); s < 0 || s >= 4 || s != ShardOf(f, 4) {

@@ -28,8 +28,8 @@ type Webhook struct {
 
 // Manifest is the exporter's record of what it has published, one entry per
 // guide (kept as one file per guide in the private tree, see
-// exporter.Records; earlier versions kept it whole at ManifestFile, which
-// the exporter converts). It lets an incremental export delete the
+// records.Records in exporter/records; earlier versions kept it whole at
+// ManifestFile, which the exporter converts). It lets an incremental export delete the
 // files of views and aliases that went away, and keeps an id with the guide
 // that published it first.
 type Manifest struct {

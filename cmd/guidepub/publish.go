@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -136,13 +136,13 @@ func recordedDigests(priv string, shards int) (publish.KnownDigest, error) {
 	if shards < 1 {
 		return nil, usagef("--shards must be at least 1")
 	}
-	records := make([]*exporter.Records, shards)
+	recs := make([]*records.Records, shards)
 	for i := range shards {
-		r, err := exporter.OpenRecords(afero.NewOsFs(), filepath.Clean(priv), i, shards)
+		r, err := records.OpenRecords(afero.NewOsFs(), filepath.Clean(priv), i, shards)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
-		records[i] = r
+		recs[i] = r
 	}
-	return publish.RecordedDigests(records...), nil
+	return publish.RecordedDigests(recs...), nil
 }

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/spf13/afero"
-
-	"github.com/guidepub/guidepub/exporter"
 )
 
 // TestPublishPrivate: publish --private trusts the export's records for a
@@ -45,12 +44,12 @@ func TestPublishPrivate(t *testing.T) {
 		t.Fatalf("an unchanged tree: %s uploaded", n)
 	}
 
-	records, err := exporter.OpenRecords(afero.NewOsFs(), priv, 0, 1)
+	recs, err := records.OpenRecords(afero.NewOsFs(), priv, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var victim exporter.PublicFile
-	for f, err := range records.PublicFiles() {
+	var victim records.PublicFile
+	for f, err := range recs.PublicFiles() {
 		if err != nil {
 			t.Fatal(err)
 		}

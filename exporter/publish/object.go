@@ -17,7 +17,8 @@ import (
 	"github.com/spf13/afero"
 	"gocloud.dev/blob"
 
-	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -123,12 +124,12 @@ type local struct {
 type describer struct {
 	cfg   Config
 	keys  keyer
-	comp  *exporter.Compressor
+	comp  *write.Compressor
 	known KnownDigest // nil: every file is read
 }
 
 func newDescriber(cfg Config) *describer {
-	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: exporter.NewCompressor(), known: cfg.KnownDigest}
+	return &describer{cfg: cfg, keys: newKeyer(cfg), comp: write.NewCompressor(), known: cfg.KnownDigest}
 }
 
 // describe returns the object of the public file rel whose state is info
@@ -312,15 +313,15 @@ var errChangedWhileUploading = errors.New("changed while publishing; run publish
 var syscallNotDir = syscall.ENOTDIR
 
 // RecordedDigests returns a KnownDigest that finds a file's digest in the
-// exporter's records (exporter.Records.Lookup; several for a sharded
+// exporter's records (records.Records.Lookup; several for a sharded
 // export, whose shards record disjoint guides): the recorded hashes of a
 // file whose size and modification time are still those recorded
-// (exporter.PublicFile.Unchanged). A record without an MD5 (written by an
+// (records.PublicFile.Unchanged). A record without an MD5 (written by an
 // earlier version) gives a digest without one, so the file is read when a
 // listing's MD5 must be compared; a record that cannot be read gives none.
-func RecordedDigests(records ...*exporter.Records) KnownDigest {
+func RecordedDigests(recs ...*records.Records) KnownDigest {
 	return func(rel string, info fs.FileInfo) (Digest, bool) {
-		for _, r := range records {
+		for _, r := range recs {
 			f, ok, err := r.Lookup(rel)
 			if err != nil || !ok {
 				continue

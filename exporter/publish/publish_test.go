@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/afero"
 	"gocloud.dev/blob"
 
-	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -63,7 +63,7 @@ func newTree() tree {
 // plus a temp file and a dot-file.
 func (tr tree) write(t *testing.T, dir string) {
 	t.Helper()
-	comp := exporter.NewCompressor()
+	comp := write.NewCompressor()
 	put := func(rel string, data []byte) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

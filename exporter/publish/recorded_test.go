@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/spf13/afero"
-
-	"github.com/guidepub/guidepub/exporter"
 )
 
 // countingFs counts the regular files opened through it.
@@ -50,7 +49,7 @@ func TestPublishRecordedDigests(t *testing.T) {
 	out := exportFixtures(t)
 	priv := filepath.Join(filepath.Dir(out), "private")
 	b := newBucket(t, versitygw(t), "recorded")
-	records, err := exporter.OpenRecords(afero.NewOsFs(), priv, 0, 1)
+	recs, err := records.OpenRecords(afero.NewOsFs(), priv, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +66,7 @@ func TestPublishRecordedDigests(t *testing.T) {
 		}
 		return rep
 	}
-	recorded := RecordedDigests(records)
+	recorded := RecordedDigests(recs)
 	if rep := run(recorded, false); rep.Uploaded == 0 {
 		t.Fatalf("first run uploaded nothing: %+v", rep)
 	}
@@ -80,8 +79,8 @@ func TestPublishRecordedDigests(t *testing.T) {
 	}
 
 	// Rewrite one recorded file: other bytes, same size, same stamp.
-	var victim exporter.PublicFile
-	for f, err := range records.PublicFiles() {
+	var victim records.PublicFile
+	for f, err := range recs.PublicFiles() {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,602 @@
+package records
+
+import (
+	"bytes"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/exporter/write"
+	"github.com/guidepub/guidepub/site"
+)
+
+// recordVersion is the version of the per-guide record format this package
+// writes.
+const recordVersion = 2
+
+// RecordsDir returns the private-tree folder of the exporter's per-guide
+// records of shard i of n: "exported" for an unsharded export, else
+// "exported-<i>-of-<n>". Each shard keeps its own.
+func RecordsDir(i, n int) string {
+	if n <= 1 {
+		return recordsDir
+	}
+	return fmt.Sprintf("%s-%d-of-%d", recordsDir, i, n)
+}
+
+// recordsDir is the records folder of an unsharded export.
+const recordsDir = "exported"
+
+// PublicFile is one public file as the exporter recorded it when it wrote
+// it (or last found it holding what it should): its path in the public
+// tree, the SHA-256 and MD5 of its content and the stamp (size and
+// modification time) the file had then. A file whose stat still shows that stamp
+// (Unchanged) holds that content, unless something other than the
+// exporter rewrote it within the same nanosecond at the same size.
+type PublicFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"` // hex; "" when unknown (a record migrated from manifest.json)
+	// MD5 is the hex MD5 of the content, what an S3 listing's ETag holds
+	// (publish compares it without reading the file); "" in records
+	// written before it was kept.
+	MD5  string `json:"md5,omitempty"`
+	Size int64  `json:"size"`
+	// ModTime is the file's modification time in nanoseconds since the Unix
+	// epoch, as the file system reported it after the write.
+	ModTime int64 `json:"mtime"`
+}
+
+// Unchanged reports whether fi, a stat of the file now, shows it as it was
+// recorded: same size and modification time, and a known hash.
+func (f PublicFile) Unchanged(fi fs.FileInfo) bool {
+	return f.SHA256 != "" && fi.Mode().IsRegular() && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime
+}
+
+// record is what the exporter keeps per guide in RecordsDir: its manifest
+// entry (site.ManifestGuide) with each public file's hash and stamp. Its
+// file has two lines of JSON: the head (recordHead: the entry, with the
+// public files' paths), then the hash and stamp of each of those files in
+// the same order (fileSum), so that reading every record at start decodes
+// the heads only (about a quarter of the bytes).
+type record struct {
+	recordHead
+	Public []PublicFile // sorted by path: Files with their sums
+}
+
+// recordHead is the first line of a record file.
+type recordHead struct {
+	Version    int        `json:"version"`
+	GuideID    string     `json:"guideId"`
+	Folder     string     `json:"folder"`
+	Revision   string     `json:"revision"`
+	Ids        []string   `json:"ids"`
+	Files      []string   `json:"files"` // public files, sorted
+	Private    []string   `json:"private"`
+	Source     string     `json:"source,omitempty"`
+	Inputs     []string   `json:"inputs,omitempty"`
+	NextChange *time.Time `json:"nextChange,omitempty"`
+	Views      int        `json:"views,omitempty"`
+	Ready      bool       `json:"ready,omitempty"`
+}
+
+// fileSum is the hash and stamp of one public file, on the second line of
+// a record file.
+type fileSum struct {
+	SHA256  string `json:"sha256,omitempty"`
+	MD5     string `json:"md5,omitempty"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime"`
+}
+
+// entry returns the manifest entry a record head holds.
+func (h *recordHead) entry() site.ManifestGuide {
+	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
+		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready}
+}
+
+// newRecord returns the record of guide id with entry mg, whose public
+// files are described by public (same paths, same order).
+func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
+	return &record{recordHead: recordHead{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision,
+		Ids: mg.Ids, Files: mg.Files, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
+		Views: mg.Views, Ready: mg.Ready}, Public: public}
+}
+
+// encode returns the two lines of the record's file.
+func (rec *record) encode() ([]byte, error) {
+	head, err := render.MarshalJSON(rec.recordHead)
+	if err != nil {
+		return nil, err
+	}
+	sums := make([]fileSum, len(rec.Public))
+	for i, f := range rec.Public {
+		sums[i] = fileSum{SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
+	}
+	tail, err := render.MarshalJSON(sums)
+	if err != nil {
+		return nil, err
+	}
+	return append(head, tail...), nil
+}
+
+// decodeRecord decodes the file data of a record; with full false, the head
+// only (Public stays nil).
+func decodeRecord(data []byte, full bool) (*record, error) {
+	head, tail, _ := bytes.Cut(data, []byte("\n"))
+	var rec record
+	if err := json.Unmarshal(head, &rec.recordHead); err != nil {
+		return nil, err
+	}
+	if !full {
+		return &rec, nil
+	}
+	var sums []fileSum
+	if err := json.Unmarshal(tail, &sums); err != nil {
+		return nil, fmt.Errorf("file sums: %w", err)
+	}
+	if len(sums) != len(rec.Files) {
+		return nil, fmt.Errorf("%d file sums for %d files", len(sums), len(rec.Files))
+	}
+	rec.Public = make([]PublicFile, len(sums))
+	for i, f := range sums {
+		rec.Public[i] = PublicFile{Path: rec.Files[i], SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
+	}
+	return &rec, nil
+}
+
+// Records is what an exporter published, one record per guide id: in
+// memory, each guide's manifest entry, indexed by public id (view id or
+// alias) and by bundle folder, so that a claim or a folder's removal looks
+// up what it needs in one step; on disk, one small file per guide in
+// RecordsDir of the private tree, written atomically when that guide is
+// exported or removed, so that one guide's change rewrites that guide's
+// record only. The hashes and stamps of public files stay on disk and are
+// read one guide at a time (PublicFiles, Lookup). Methods are safe for
+// concurrent use.
+type Records struct {
+	t   write.Tree // the private tree
+	dir string     // RecordsDir
+
+	mu     sync.Mutex
+	guides map[string]site.ManifestGuide
+	owners map[string]string          // public id -> guide id
+	byDir  map[string]map[string]bool // bundle folder -> guide ids
+	cache  map[string]*record         // a few records read for Lookup
+}
+
+// OpenRecords reads the records of shard i of n (n <= 1: unsharded) from the
+// private tree privateDir of fsys. A legacy manifest.json (or
+// manifest-i-of-n.json), the single file earlier versions kept, is
+// converted first: every guide of it becomes a record (public files with
+// no hash yet), then the file is deleted; an interrupted conversion is
+// done again on the next open. It returns an error when a record or the
+// legacy manifest cannot be read or decoded.
+func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
+	r := newRecords(write.Tree{FS: fsys, Root: privateDir, Perm: 0o600}, RecordsDir(i, n))
+	if err := r.migrate(ManifestName(i, n)); err != nil {
+		return nil, err
+	}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRecords returns empty records kept in folder dir of t.
+func newRecords(t write.Tree, dir string) *Records {
+	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
+		byDir: map[string]map[string]bool{}, cache: map[string]*record{}}
+}
+
+// file returns the private-tree path of the record of guide id.
+func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
+
+// load reads every record in the records folder, GOMAXPROCS at a time
+// (names are listed without a stat each).
+func (r *Records) load() error {
+	dir, err := r.t.FS.Open(r.t.Abs(r.dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("exporter: read records: %w", err)
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("exporter: read records: %w", err)
+	}
+	var ids []string
+	for _, name := range names {
+		if strings.HasPrefix(name, site.TempPrefix) {
+			// Left by a process killed while writing a record, unless
+			// written since this process started.
+			p := r.t.Abs(r.dir + "/" + name)
+			if fi, err := r.t.FS.Stat(p); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(write.ProcessStart()) {
+				_ = r.t.FS.Remove(p)
+			}
+			continue
+		}
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.HasPrefix(name, ".") {
+			ids = append(ids, id)
+		}
+	}
+	recs := make([]*record, len(ids))
+	errs := make([]error, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for i := range next {
+				recs[i], errs[i] = r.read(ids[i], false)
+			}
+		})
+	}
+	for i := range ids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		r.Set(rec.GuideID, rec.entry())
+	}
+	return nil
+}
+
+// read reads and decodes the record of guide id (its head only unless
+// full).
+func (r *Records) read(id string, full bool) (*record, error) {
+	data, err := r.t.Read(r.file(id))
+	if err != nil {
+		return nil, fmt.Errorf("exporter: read record: %w", err)
+	}
+	rec, err := decodeRecord(data, full)
+	if err != nil {
+		return nil, fmt.Errorf("exporter: record %s: %w", r.t.Abs(r.file(id)), err)
+	}
+	if rec.Version != recordVersion || rec.GuideID != id {
+		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d of guide %q",
+			r.t.Abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
+	}
+	return rec, nil
+}
+
+// migrate converts the legacy manifest legacy, when there is one, into
+// records and deletes it.
+func (r *Records) migrate(legacy string) error {
+	data, err := r.t.Read(legacy)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("exporter: read manifest: %w", err)
+	}
+	var m site.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("exporter: manifest %s: %w", r.t.Abs(legacy), err)
+	}
+	if m.Version != 1 {
+		return fmt.Errorf("exporter: manifest %s: version %d, want 1", r.t.Abs(legacy), m.Version)
+	}
+	for _, id := range slices.Sorted(maps.Keys(m.Guides)) {
+		mg := m.Guides[id]
+		public := make([]PublicFile, len(mg.Files))
+		for i, p := range mg.Files {
+			public[i] = PublicFile{Path: p}
+		}
+		if err := r.write(newRecord(id, mg, public)); err != nil {
+			return err
+		}
+	}
+	if err := r.t.FS.Remove(r.t.Abs(legacy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("exporter: delete converted manifest: %w", err)
+	}
+	return nil
+}
+
+// write writes rec atomically to its file.
+func (r *Records) write(rec *record) error {
+	data, err := rec.encode()
+	if err != nil {
+		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
+	}
+	if err := r.t.WriteSynced(r.file(rec.GuideID), data); err != nil {
+		return fmt.Errorf("save record of %s: %w", rec.GuideID, err)
+	}
+	r.mu.Lock()
+	delete(r.cache, rec.GuideID)
+	r.mu.Unlock()
+	return nil
+}
+
+// Delete deletes the record file of guide id.
+func (r *Records) Delete(id string) error {
+	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
+		return fmt.Errorf("delete record of %s: %w", id, err)
+	}
+	r.mu.Lock()
+	delete(r.cache, id)
+	r.mu.Unlock()
+	return nil
+}
+
+// Get returns the entry of guide id.
+func (r *Records) Get(id string) (site.ManifestGuide, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mg, ok := r.guides[id]
+	return mg, ok
+}
+
+// owner returns the guide id and entry of the guide publishing the public
+// id (a view id or an alias).
+func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gid, ok := r.owners[publicID]
+	if !ok {
+		return "", site.ManifestGuide{}, false
+	}
+	mg, ok := r.guides[gid]
+	return gid, mg, ok
+}
+
+// Set records entry as that of guide id, in memory.
+func (r *Records) Set(id string, entry site.ManifestGuide) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unindex(id)
+	r.guides[id] = entry
+	for _, pid := range entry.Ids {
+		r.owners[pid] = id
+	}
+	if r.byDir[entry.Folder] == nil {
+		r.byDir[entry.Folder] = map[string]bool{}
+	}
+	r.byDir[entry.Folder][id] = true
+}
+
+// Forget drops guide id, in memory.
+func (r *Records) Forget(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unindex(id)
+	delete(r.guides, id)
+}
+
+// unindex drops guide id from the indexes; r.mu is held.
+func (r *Records) unindex(id string) {
+	old, ok := r.guides[id]
+	if !ok {
+		return
+	}
+	for _, pid := range old.Ids {
+		if r.owners[pid] == id {
+			delete(r.owners, pid)
+		}
+	}
+	delete(r.byDir[old.Folder], id)
+	if len(r.byDir[old.Folder]) == 0 {
+		delete(r.byDir, old.Folder)
+	}
+}
+
+// InFolder returns the ids of the guides published from folder, except
+// the guide id except, sorted.
+func (r *Records) InFolder(folder, except string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id := range r.byDir[folder] {
+		if id != except {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Snapshot returns a copy of the entries as a site.Manifest.
+func (r *Records) Snapshot() site.Manifest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return site.Manifest{Version: 1, Guides: maps.Clone(r.guides)}
+}
+
+// Len returns how many guides are recorded.
+func (r *Records) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.guides)
+}
+
+// recordOf returns the record of guide id, read from its file (or from
+// the few kept since).
+func (r *Records) recordOf(id string) (*record, error) {
+	r.mu.Lock()
+	rec, ok := r.cache[id]
+	r.mu.Unlock()
+	if ok {
+		return rec, nil
+	}
+	rec, err := r.read(id, true)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.cache) >= 64 {
+		clear(r.cache)
+	}
+	r.cache[id] = rec
+	r.mu.Unlock()
+	return rec, nil
+}
+
+// Lookup returns the record of the public file at path p (slash-separated,
+// relative to the public tree), read from the record of the guide that
+// published it, found through the public id p belongs to (publicIDOf).
+// ok is false when no guide records p.
+func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
+	r.mu.Lock()
+	gid, found := r.owners[publicIDOf(p)]
+	r.mu.Unlock()
+	if !found {
+		return PublicFile{}, false, nil
+	}
+	rec, err := r.recordOf(gid)
+	if err != nil {
+		return PublicFile{}, false, err
+	}
+	if i, found := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); found {
+		return rec.Public[i], true, nil
+	}
+	return PublicFile{}, false, nil
+}
+
+// OwnedByOther reports whether the public path p belongs to a public id
+// that a guide other than id publishes now.
+func (r *Records) OwnedByOther(p, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gid, ok := r.owners[publicIDOf(p)]
+	return ok && gid != id
+}
+
+// publicIDOf returns the public id (view id or alias) a public path belongs
+// to: its first element, or its second under the page folders (site.
+// UnbrandedDir, site.EmbedDir), up to the first dot (ids have none; a
+// compressed sibling's suffix follows one).
+func publicIDOf(p string) string {
+	first, rest, _ := strings.Cut(p, "/")
+	if (first == site.UnbrandedDir || first == site.EmbedDir) && rest != "" {
+		first, _, _ = strings.Cut(rest, "/")
+	}
+	id, _, _ := strings.Cut(first, ".")
+	return id
+}
+
+// PublicFiles returns every public file recorded, in path order (byte
+// order of the slash-separated paths, as S3 lists keys), with its hash and
+// stamp. Memory: one path per public file, and the records of a few guides
+// at a time. The iteration stops at the first record that cannot be read,
+// yielding its error.
+func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
+	return func(yield func(PublicFile, error) bool) {
+		type owned struct{ path, guide string }
+		r.mu.Lock()
+		var all []owned
+		for id, mg := range r.guides {
+			for _, p := range mg.Files {
+				all = append(all, owned{p, id})
+			}
+		}
+		r.mu.Unlock()
+		slices.SortFunc(all, func(a, b owned) int { return strings.Compare(a.path, b.path) })
+		for _, o := range all {
+			rec, err := r.recordOf(o.guide)
+			if err != nil {
+				yield(PublicFile{}, err)
+				return
+			}
+			i, found := slices.BinarySearchFunc(rec.Public, o.path, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
+			if !found {
+				continue // the guide was exported again meanwhile
+			}
+			if !yield(rec.Public[i], nil) {
+				return
+			}
+		}
+	}
+}
+
+// describe returns the records of the public files paths (sorted) of a
+// guide just written: each file's stamp as it is now, and its hashes from
+// written (the digests taken as this export wrote the files) for a file
+// written, else from old (the guide's previous record) when the stamp did
+// not change and old has both, else read from the file once for both (see
+// docs/output.md for what that costs). It returns an error when a file
+// cannot be examined.
+func describe(t write.Tree, paths []string, written map[string]write.Digest, old *record) ([]PublicFile, error) {
+	out := make([]PublicFile, len(paths))
+	for i, p := range paths {
+		fi, err := t.FS.Stat(t.Abs(p))
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
+		}
+		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		if d, ok := written[p]; ok && d != (write.Digest{}) {
+			f.SHA256, f.MD5 = hex.EncodeToString(d.SHA256[:]), hex.EncodeToString(d.MD5[:])
+		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
+			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
+		} else {
+			data, err := t.Read(p)
+			if err != nil {
+				return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
+			}
+			s, m := sha256.Sum256(data), md5.Sum(data)
+			f.SHA256, f.MD5 = hex.EncodeToString(s[:]), hex.EncodeToString(m[:])
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// oldFile returns the record of path p in old.
+func oldFile(old *record, p string) (PublicFile, bool) {
+	if old == nil {
+		return PublicFile{}, false
+	}
+	i, found := slices.BinarySearchFunc(old.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
+	if !found {
+		return PublicFile{}, false
+	}
+	return old.Public[i], true
+}
+
+// ManifestName returns the private-tree name of the single manifest file
+// earlier versions kept for shard i of n (site.ManifestFile for an
+// unsharded export, else "manifest-<i>-of-<n>.json"): OpenRecords converts
+// it into per-guide records. The marker of writes in progress is named
+// after it.
+func ManifestName(i, n int) string {
+	if n <= 1 {
+		return site.ManifestFile
+	}
+	return fmt.Sprintf("manifest-%d-of-%d.json", i, n)
+}
+
+// Save writes the record of guide id, just exported (entry), after every
+// file of the guide was written and before the records in memory change
+// (Set): the hash and stamp of each public file of pub, taken from
+// digests (as write.Writer.Guide wrote them) for the files written;
+// hadOld says whether the guide had a record, whose hashes are reused for
+// the other files when their stamp did not change. It returns an error
+// when a file cannot be examined or the record written.
+func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
+	var old *record
+	if hadOld {
+		old, _ = r.recordOf(id) // unreadable: every hash not known is read again
+	}
+	public, err := describe(pub, entry.Files, digests, old)
+	if err != nil {
+		return err
+	}
+	return r.write(newRecord(id, entry, public))
+}

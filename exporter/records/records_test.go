@@ -1,0 +1,240 @@
+package records
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/write"
+	"github.com/guidepub/guidepub/site"
+)
+
+// memRecords returns empty records in a memory file system.
+func memRecords() *Records {
+	return newRecords(write.Tree{FS: afero.NewMemMapFs(), Root: "/private", Perm: 0o600}, RecordsDir(0, 0))
+}
+
+// TestRecordsRoundTrip checks that records written one guide at a time are
+// read back whole by OpenRecords, that a change rewrites that guide's file
+// only, and that a removal deletes its file.
+func TestRecordsRoundTrip(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/data/status", "v1/data/status.br"}, Private: []string{"guides/a/record.json"}}
+	b := site.ManifestGuide{Folder: "fb", Ids: []string{"v2", "alias"}, NextChange: &next, Ready: true, Views: 1}
+	pubA := []PublicFile{{Path: "v1/data/status", SHA256: "00", Size: 3, ModTime: 7}, {Path: "v1/data/status.br", SHA256: "11", Size: 2, ModTime: 8}}
+	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("b", b, nil)} {
+		if err := r.write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fileB := filepath.Join("/private", RecordsDir(0, 0), "b.json")
+	before, err := fsys.Stat(fileB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Revision = "r2"
+	if err := r.write(newRecord("a", a, pubA)); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := fsys.Stat(fileB); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("changing guide a rewrote guide b's record")
+	}
+	back, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := back.Snapshot().Guides
+	if len(got) != 2 || got["a"].Revision != "r2" || !got["b"].NextChange.Equal(next) || !slices.Equal(got["a"].Files, a.Files) {
+		t.Errorf("read back %+v", got)
+	}
+	if gid, _, ok := back.owner("alias"); !ok || gid != "b" {
+		t.Errorf("owner(alias) = %q, %v", gid, ok)
+	}
+	f, ok, err := back.Lookup("v1/data/status.br")
+	if err != nil || !ok || f != pubA[1] {
+		t.Errorf("Lookup = %+v, %v, %v", f, ok, err)
+	}
+	if err := back.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), "a.json")); err == nil {
+		t.Error("record of a removed guide left")
+	}
+}
+
+// TestRecordsMigrateManifest checks that a legacy manifest.json becomes one
+// record per guide and is deleted, and that a damaged one stops OpenRecords.
+func TestRecordsMigrateManifest(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	legacy := `{"version":1,"guides":{"g1":{"folder":"f1","revision":"r1","ids":["v1"],"files":["v1/data/status"],"private":[]}}}`
+	if err := afero.WriteFile(fsys, "/private/manifest.json", []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mg, ok := r.Get("g1"); !ok || mg.Folder != "f1" || mg.Revision != "r1" || !slices.Equal(mg.Files, []string{"v1/data/status"}) {
+		t.Errorf("converted entry %+v, %v", mg, ok)
+	}
+	if _, err := fsys.Stat("/private/manifest.json"); err == nil {
+		t.Error("manifest.json left after its conversion")
+	}
+	if f, ok, err := r.Lookup("v1/data/status"); err != nil || !ok || f.SHA256 != "" {
+		t.Errorf("converted file %+v, %v, %v: want a record with no hash", f, ok, err)
+	}
+	for _, tc := range []struct{ name, data, want string }{
+		{"not JSON", "{", "unexpected end"},
+		{"other version", `{"version":2,"guides":{}}`, "version 2, want 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := afero.NewMemMapFs()
+			if err := afero.WriteFile(fsys, "/private/manifest.json", []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := OpenRecords(fsys, "/private", 0, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenRecords = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRecordsInFolder(t *testing.T) {
+	m := memRecords()
+	m.Set("g2", site.ManifestGuide{Folder: "f"})
+	m.Set("g1", site.ManifestGuide{Folder: "f"})
+	m.Set("g3", site.ManifestGuide{Folder: "other"})
+	if got := m.InFolder("f", ""); !slices.Equal(got, []string{"g1", "g2"}) {
+		t.Errorf("inFolder(f) = %v", got)
+	}
+	if got := m.InFolder("f", "g1"); !slices.Equal(got, []string{"g2"}) {
+		t.Errorf("inFolder(f, except g1) = %v", got)
+	}
+	snap := m.Snapshot()
+	snap.Guides["g9"] = site.ManifestGuide{}
+	if _, ok := m.Get("g9"); ok {
+		t.Error("snapshot shares its map with the manifest")
+	}
+}
+
+// guide returns a guide with the given ids, for claims.
+func guide(id, alias string, views ...string) *bundle.Guide {
+	g := &bundle.Guide{GuideID: id, Alias: alias}
+	for _, v := range views {
+		g.Views = append(g.Views, bundle.View{ViewID: v})
+	}
+	return g
+}
+
+func TestClaims(t *testing.T) {
+	always := func(string, string) bool { return true }
+	never := func(string, string) bool { return false }
+	published := memRecords()
+	published.Set("pub", site.ManifestGuide{Folder: "fp", Ids: []string{"pv", "palias"}})
+	tests := []struct {
+		name   string
+		before []*bundle.Guide // claimed first, in folder "f-<guide id>"
+		folder string
+		g      *bundle.Guide
+		alive  Alive
+		want   []string // JSON paths of the problems
+	}{
+		{"free", nil, "f", guide("g", "a", "v"), always, nil},
+		{"published guide id", nil, "f", guide("pub", "", "v"), always, []string{"$.guideId"}},
+		{"published guide id, folder gone", nil, "f", guide("pub", "", "v"), never, nil},
+		{"same folder republishes", nil, "fp", guide("pub", "palias", "pv"), always, nil},
+		{"published view id", nil, "f", guide("g", "", "x", "pv"), always, []string{"$.views[1].viewId"}},
+		{"published alias as alias", nil, "f", guide("g", "palias", "v"), always, []string{"$.alias"}},
+		// A vanished folder may be moving: its guide keeps its ids.
+		{"published view id, folder gone", nil, "f", guide("g", "pv", "v"), never, []string{"$.alias"}},
+		{"published view id, folder holds another guide", nil, "fp", guide("g", "palias", "pv"), never, nil},
+		{"claimed guide id", []*bundle.Guide{guide("g", "", "w")}, "f", guide("g", "", "v"), always, []string{"$.guideId"}},
+		{"claimed view id", []*bundle.Guide{guide("h", "", "v")}, "f", guide("g", "", "v"), always, []string{"$.views[0].viewId"}},
+		{"claimed alias", []*bundle.Guide{guide("h", "x", "w")}, "f", guide("g", "", "x"), always, []string{"$.views[0].viewId"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewClaims()
+			for _, b := range tc.before {
+				if p := c.Claim("f-"+b.GuideID, b, published, tc.alive); p != nil {
+					t.Fatalf("setup claim: %v", p)
+				}
+			}
+			problems := c.Claim(tc.folder, tc.g, published, tc.alive)
+			var got []string
+			for _, p := range problems {
+				got = append(got, p.Path)
+				if p.File != tc.folder+"/"+bundle.FileName {
+					t.Errorf("problem file %q", p.File)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("problems at %v, want %v (%v)", got, tc.want, problems)
+			}
+			_, claimed := c.guides[tc.g.GuideID]
+			if rejected := len(problems) > 0; rejected {
+				return
+			}
+			if !claimed {
+				t.Fatal("accepted but not claimed")
+			}
+			c.Release(tc.g)
+			if again := c.Claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
+				t.Errorf("ids still claimed after release: %v", again)
+			}
+		})
+	}
+}
+
+// TestClaimsReleaseKeepsOthers checks that releasing a guide leaves the
+// ids another guide claimed.
+func TestClaimsReleaseKeepsOthers(t *testing.T) {
+	c := NewClaims()
+	m := memRecords()
+	a, b := guide("a", "", "va"), guide("b", "", "vb")
+	for _, g := range []*bundle.Guide{a, b} {
+		if p := c.Claim("f"+g.GuideID, g, m, nil); p != nil {
+			t.Fatal(p)
+		}
+	}
+	c.Release(a)
+	if p := c.Claim("fx", guide("x", "", "vb"), m, nil); len(p) != 1 {
+		t.Errorf("view id of a guide still claimed: problems %v, want one", p)
+	}
+	if p := c.Claim("fy", guide("y", "", "va"), m, nil); p != nil {
+		t.Errorf("released view id: %v", p)
+	}
+}
+
+func TestFolderLocks(t *testing.T) {
+	var l FolderLocks
+	if first := l.Get("a"); l.Get("a") != first {
+		t.Fatal("two mutexes for one folder")
+	}
+	if l.Get("a") == l.Get("b") {
+		t.Fatal("one mutex for two folders")
+	}
+	// Concurrent getters of a new folder all get the one mutex.
+	var wg sync.WaitGroup
+	got := make([]*sync.Mutex, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = l.Get("c") })
+	}
+	wg.Wait()
+	for _, m := range got {
+		if m != got[0] {
+			t.Fatal("two mutexes for one folder got concurrently")
+		}
+	}
+}

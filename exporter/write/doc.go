@@ -1,0 +1,18 @@
+// Package write is the export's fourth stage: it carries out a plan
+// (render.Plan) against the public and private trees (Tree). It takes the
+// plan and the loaded bundle its media come from, and gives what it wrote
+// (Written): the paths the guide occupies, its revision, the counts and
+// the public files changed, with their digests for the guide's record.
+//
+// Every file is created atomically and durably (an unnamed or temporary
+// file flushed, then linked or renamed into place; the folders flushed
+// once per guide before its record names them: durable.go). A file that
+// already holds its bytes is left alone. Documents get their compressed
+// siblings (Compressor); media are streamed, public images and PDFs
+// stripped of private metadata, renditions made once per source through
+// a memory budget that every decode shares, with a record of each decode
+// in progress so that a file that killed the process is refused
+// (decodes.go). A marker in the private tree says writes are in progress
+// (Begin, End); an exporter that finds it at start repairs what an
+// interrupted export may have left (repair.go, Verifying).
+package write

@@ -1,0 +1,349 @@
+package write
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/site"
+)
+
+// pathSum is a published path with the hash of its content.
+type pathSum struct {
+	path string
+	hash [sha256.Size]byte
+}
+
+// putAll publishes files, which b's bundle files are copied from, and
+// records the paths they occupy and the hashes of their contents (sums). Files
+// are written in the order of their groups (public media, then documents
+// and pages, then private files: nothing names a file before it is
+// there), the files of one group writeParallel at a time: each write is
+// flushed to disk before it gets its name (durable.go), and flushes made
+// together cost little more than one. Renditions are a group of their
+// own, written one at a time through one image cache, so that a source
+// is decoded once for all its widths (imagewrite.go).
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File) error {
+	docs := w.prepareDocs(files)
+	type result struct {
+		h       [sha256.Size]byte
+		written []string
+		digests map[string]Digest // of the public files written
+		res     Counts            // the counts and changes of this file's writes
+		err     error
+	}
+	results := make([]result, len(files))
+	group := func(f render.File) [4]bool { return [4]bool{f.Private, f.Doc, f.Data == nil, f.Width > 0} }
+	for start := 0; start < len(files); {
+		end := start + 1
+		for end < len(files) && group(files[end]) == group(files[start]) {
+			end++
+		}
+		parallel, images := writeParallel, (*imageCache)(nil)
+		if files[start].Width > 0 {
+			parallel, images = 1, w.cache()
+		}
+		sem := make(chan struct{}, parallel)
+		var wg sync.WaitGroup
+		for i := start; i < end; i++ {
+			if err := ctx.Err(); err != nil {
+				wg.Wait()
+				return err
+			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				r := &results[i]
+				// Its own writer, so the counts need no lock.
+				fw := &guideWriter{e: w.e, res: &r.res, images: images}
+				f := files[i]
+				t := w.e.pub
+				if f.Private {
+					t = w.e.priv
+				}
+				if f.Data == nil {
+					// Media are streamed: see media.go.
+					r.h, r.err = fw.putMedia(t, b, f)
+					r.written = []string{f.Path}
+				} else {
+					r.h = sha256.Sum256(f.Data)
+					r.written, r.err = fw.put(t, f, f.Data, docs[i])
+				}
+				r.digests = fw.digests
+			})
+		}
+		wg.Wait()
+		for i := start; i < end; i++ {
+			if err := results[i].err; err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	for i, f := range files {
+		r := &results[i]
+		w.res.Written += r.res.Written
+		w.res.Unchanged += r.res.Unchanged
+		w.res.Bytes += r.res.Bytes
+		w.res.Changes = append(w.res.Changes, r.res.Changes...)
+		prefix := "public/"
+		if f.Private {
+			prefix = "private/"
+		}
+		w.sums = append(w.sums, pathSum{prefix + f.Path, r.h})
+		for p, d := range r.digests {
+			w.addDigest(p, d)
+		}
+		if f.Private {
+			w.private = append(w.private, r.written...)
+		} else {
+			w.public = append(w.public, r.written...)
+		}
+	}
+	return nil
+}
+
+// writeParallel is how many files of one guide are written at once.
+const writeParallel = 16
+
+// revision returns the guide's revision: a hash of every published path
+// with the hash of its content (compressed siblings are functions of the
+// document and the encodings, which are part of the paths).
+func (w *guideWriter) revision() string {
+	slices.SortFunc(w.sums, func(a, b pathSum) int { return strings.Compare(a.path, b.path) })
+	rh := sha256.New()
+	for _, s := range w.sums {
+		rh.Write([]byte(s.path))
+		rh.Write([]byte{0})
+		rh.Write(s.hash[:])
+	}
+	for _, enc := range w.e.encodings {
+		rh.Write([]byte(enc.Ext))
+	}
+	return hex.EncodeToString(rh.Sum(nil))
+}
+
+// putRecord publishes the private site.GuideRecord of g at revision.
+func (w *guideWriter) putRecord(g *bundle.Guide, revision string, ready bool) error {
+	data, err := render.MarshalJSON(render.Record(g, revision, ready))
+	if err != nil {
+		return err
+	}
+	f := render.File{Private: true, Path: site.RecordPath(g.GuideID), Data: data}
+	written, err := w.put(w.e.priv, f, data, docWrite{})
+	if err != nil {
+		return err
+	}
+	w.private = append(w.private, written...)
+	return nil
+}
+
+// deleteStale deletes the files old published that are no longer among
+// the (sorted) paths written.
+func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
+	if old == nil {
+		return nil
+	}
+	for _, set := range []struct {
+		t    Tree
+		old  []string
+		now  []string
+		keep map[string]bool
+	}{{w.e.pub, old.Files, w.public, nil}, {w.e.priv, old.Private, w.private, privateKeep}} {
+		for _, f := range set.old {
+			if _, found := slices.BinarySearch(set.now, f); found {
+				continue
+			}
+			if err := removeFile(w.res, set.t, f, set.keep, set.t.Root == w.e.pub.Root); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeFile deletes p from t (a missing file is not an error) and the
+// folders it leaves empty, except keep, and counts it in res: the one
+// place a published file's removal is counted.
+func removeFile(res *Counts, t Tree, p string, keep map[string]bool, public bool) error {
+	if err := t.Remove(p, keep); err != nil {
+		return err
+	}
+	res.Deleted++
+	if public {
+		res.Changes = append(res.Changes, FileChange{Path: p, Removed: true})
+	}
+	return nil
+}
+
+// guideWriter writes the files of one guide and keeps what it wrote.
+type guideWriter struct {
+	e       *Writer
+	res     *Counts
+	public  []string  // public paths occupied
+	private []string  // private paths occupied
+	sums    []pathSum // content hash of each file (not its siblings)
+	// digests are those of the public files written, by path; the zero
+	// Digest when unknown (see addDigest).
+	digests map[string]Digest
+	images  *imageCache
+}
+
+// docWrite is what put writes of one document: its compressed siblings
+// that are missing or out of date, by encoding name, and whether its
+// identity file already holds it.
+type docWrite struct {
+	siblings map[string]*compression
+	same     bool
+}
+
+// compression is one document compressed with one encoding.
+type compression struct {
+	enc  site.Encoding
+	data []byte
+	z    []byte
+	err  error
+}
+
+// put publishes f with content data in tree t unless it is there already,
+// and returns the paths it now occupies (a document's compressed siblings
+// too). A document's siblings come from dw, and are written before the
+// document, so a reader who sees the new document finds its new siblings.
+func (w *guideWriter) put(t Tree, f render.File, data []byte, dw docWrite) ([]string, error) {
+	paths := []string{f.Path}
+	if !f.Doc {
+		return paths, w.write(t, f.Path, data)
+	}
+	for _, enc := range w.e.encodings {
+		p := f.Path + enc.Ext
+		paths = append(paths, p)
+		c, ok := dw.siblings[enc.Name]
+		if !ok {
+			w.res.Unchanged++
+			continue
+		}
+		if c.err != nil {
+			return nil, fmt.Errorf("compress %s: %w", f.Path, c.err)
+		}
+		if err := w.write(t, p, c.z); err != nil {
+			return nil, err
+		}
+	}
+	if dw.same {
+		w.res.Unchanged++
+		return paths, nil
+	}
+	return paths, w.write(t, f.Path, data)
+}
+
+// write writes data to p unless p already holds exactly data. It is the
+// one place a document, a compressed sibling or a private file is written
+// (media: see media.go and imagewrite.go).
+func (w *guideWriter) write(t Tree, p string, data []byte) error {
+	if t.same(p, data) {
+		w.res.Unchanged++
+		return nil
+	}
+	if err := t.Write(p, data); err != nil {
+		return err
+	}
+	d := Digest{SHA256: sha256.Sum256(data)}
+	if w.isPublic(t) {
+		d.MD5 = md5.Sum(data)
+	}
+	w.written(t, p, int64(len(data)), d)
+	return nil
+}
+
+// isPublic reports whether t is the public tree, whose files the record
+// describes (with their MD5 too).
+func (w *guideWriter) isPublic(t Tree) bool { return t.Root == w.e.pub.Root }
+
+// Digest is the SHA-256 and MD5 of a file's content, taken as it is
+// written (the MD5 of a public file only): the per-guide record keeps
+// both (PublicFile), and describe takes them from here rather than
+// reading the file again.
+type Digest struct {
+	SHA256 [sha256.Size]byte
+	MD5    [md5.Size]byte
+}
+
+// written counts a file written to p of t, n bytes with Digest d: the one
+// place every written file (document, sibling, media copy, stripped image,
+// rendition, private file) is counted, and a public one listed in the
+// result's Changes and its Digest kept for the record.
+func (w *guideWriter) written(t Tree, p string, n int64, d Digest) {
+	w.res.Written++
+	w.res.Bytes += n
+	if w.isPublic(t) {
+		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.SHA256[:])})
+		w.addDigest(p, d)
+	}
+}
+
+// addDigest keeps d as the Digest of the public file p written. A path
+// written twice with different contents keeps none (which write came last
+// is not known when they ran in parallel): describe reads that file.
+func (w *guideWriter) addDigest(p string, d Digest) {
+	if w.digests == nil {
+		w.digests = map[string]Digest{}
+	}
+	if prev, ok := w.digests[p]; ok && prev != d {
+		d = Digest{}
+	}
+	w.digests[p] = d
+}
+
+// prepareDocs returns, by index in files, what put writes of each
+// document: a sibling is compressed unless the document and that sibling
+// are already published. Each distinct document (the alias repeats the
+// default view's) is compressed once per encoding, and the compressions
+// run in parallel within the Jobs CPU slots, so that one guide's export (a
+// watcher's re-export after an upload) uses every slot rather than one.
+func (w *guideWriter) prepareDocs(files []render.File) map[int]docWrite {
+	type key struct {
+		sum [sha256.Size]byte
+		enc string
+	}
+	jobs := map[key]*compression{}
+	docs := map[int]docWrite{}
+	for i, f := range files {
+		if !f.Doc {
+			continue
+		}
+		t := w.e.pub
+		if f.Private {
+			t = w.e.priv
+		}
+		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.Path, f.Data)}
+		sum := sha256.Sum256(f.Data)
+		for _, enc := range w.e.encodings {
+			if dw.same && t.siblingAgrees(f.Path, enc, f.Data) {
+				continue
+			}
+			k := key{sum, enc.Name}
+			if jobs[k] == nil {
+				jobs[k] = &compression{enc: enc, data: f.Data}
+			}
+			dw.siblings[enc.Name] = jobs[k]
+		}
+		docs[i] = dw
+	}
+	var wg sync.WaitGroup
+	for _, c := range jobs {
+		wg.Go(func() {
+			w.e.cpu <- struct{}{}
+			c.z, c.err = w.e.comp.Compress(c.enc, c.data)
+			<-w.e.cpu
+		})
+	}
+	wg.Wait()
+	return docs
+}

@@ -1,0 +1,173 @@
+package write
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/site"
+)
+
+// Config is what a Writer writes into and how.
+type Config struct {
+	Public, Private Tree // the public and private trees
+	// Encodings are the compressed siblings written beside each document.
+	Encodings []site.Encoding
+	// Jobs is how many documents are compressed, or images decoded, at
+	// once (at least 1).
+	Jobs int
+	// Limits bound the memory of image decodes and PDF rewrites
+	// (Limits.Media) and the pixels of a decoded image.
+	Limits bundle.Limits
+	// Marker is the private-tree name of the marker of writes in
+	// progress (a hidden name: see Writer.Begin).
+	Marker string
+}
+
+// Writer carries out plans against the public and private trees. Its
+// methods are safe for concurrent use; two plans of the same guide must
+// not be written at once.
+type Writer struct {
+	pub, priv Tree
+	encodings []site.Encoding
+	limits    bundle.Limits
+	marker    string
+	comp      *Compressor
+	cpu       chan struct{} // Jobs slots for compression and decodes
+	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
+	decoding  sync.Map      // decode key -> *sync.Mutex: one decode of a content at a time
+
+	interrupted interruptState // see repair.go
+}
+
+// New returns a Writer for cfg. It looks for the marker of an
+// interrupted export (see Verifying).
+func New(cfg Config) *Writer {
+	w := &Writer{pub: cfg.Public, priv: cfg.Private, encodings: cfg.Encodings, limits: cfg.Limits, marker: cfg.Marker,
+		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), budget: newDecodeBudget(cfg.Limits)}
+	w.interrupted.verify = w.markerExists()
+	return w
+}
+
+// Counts are what writing or removing files did: files written,
+// already up to date and deleted, bytes written, and the public files
+// changed in the order they were.
+type Counts struct {
+	Written, Unchanged, Deleted int
+	Bytes                       int64
+	// Changes are the public files written or removed, in the order it
+	// was done: what a live publisher sends to the bucket.
+	Changes []FileChange
+}
+
+// FileChange is one public file written or removed.
+type FileChange struct {
+	Path    string // relative to the public tree, slash-separated
+	SHA256  string // hex SHA-256 of the bytes written; empty when Removed
+	Removed bool
+}
+
+// Written is what writing the plan of one guide did.
+type Written struct {
+	Counts
+	Revision string // hash of every path published with its content's hash
+	Changed  bool   // some file was written or deleted
+	// Public and Private are the paths the guide occupies now in each
+	// tree (compressed siblings and the record included), sorted.
+	Public, Private []string
+	// Digests are those of the public files written, by path, taken as
+	// they were written; the zero Digest when unknown.
+	Digests map[string]Digest
+}
+
+// Guide writes the plan p of bundle b, whose media files it reads: every
+// file that differs from what is there, then the guide's record at the
+// revision they make, then deletes the files old (the guide's previous
+// publication, or nil) published that p no longer does, and flushes the
+// folders that changed. On an error some files may have been replaced
+// by their new versions, never by a partial one; a media file that keeps
+// changing while it is read, or does not decode, is a *bundle.Error.
+// The caller holds Begin and End around it.
+func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide) (Written, error) {
+	var out Written
+	gw := &guideWriter{e: w, res: &out.Counts}
+	if err := gw.putAll(ctx, b, p.Files); err != nil {
+		return out, err
+	}
+	out.Revision = gw.revision()
+	if err := gw.putRecord(&b.Guide, out.Revision, p.Ready); err != nil {
+		return out, err
+	}
+	slices.Sort(gw.public)
+	slices.Sort(gw.private)
+	if err := gw.deleteStale(old); err != nil {
+		return out, err
+	}
+	out.Public, out.Private, out.Digests = gw.public, gw.private, gw.digests
+	out.Changed = out.Written > 0 || out.Deleted > 0
+	if out.Changed {
+		// Once per guide, before the record names its new files: see
+		// durable.go.
+		if err := w.pub.syncFolders(gw.public); err != nil {
+			return out, err
+		}
+		if err := w.priv.syncFolders(gw.private); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Remove deletes the files a guide published (mg), except the public
+// ones keep reports (nil: none), and the folders they leave empty,
+// counting them in c. A missing file is not an error; one that cannot be
+// deleted is.
+func (w *Writer) Remove(c *Counts, mg site.ManifestGuide, keep func(p string) bool) error {
+	for _, p := range mg.Files {
+		if keep != nil && keep(p) {
+			continue
+		}
+		if err := removeFile(c, w.pub, p, nil, true); err != nil {
+			return err
+		}
+	}
+	for _, p := range mg.Private {
+		if err := removeFile(c, w.priv, p, privateKeep, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Intact reports whether every file mg published is still there, and,
+// while an interrupted export is being repaired (Verifying), whether its
+// documents' compressed siblings agree with them.
+func (w *Writer) Intact(mg *site.ManifestGuide) bool {
+	return w.allExist(mg) && (!w.Verifying() || w.encodingsAgree(mg))
+}
+
+// allExist reports whether every file of a manifest entry still exists.
+func (w *Writer) allExist(mg *site.ManifestGuide) bool {
+	for _, p := range mg.Files {
+		if !w.pub.Exists(p) {
+			return false
+		}
+	}
+	for _, p := range mg.Private {
+		if !w.priv.Exists(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// Public returns the public tree.
+func (w *Writer) Public() Tree { return w.pub }
+
+// DecodePeak returns the most bytes of the decode budget held at once.
+func (w *Writer) DecodePeak() int64 { return w.budget.peak.Load() }
+
+// privateKeep are the private folders that stay when they become empty.
+var privateKeep = map[string]bool{site.GuidesDir: true}
