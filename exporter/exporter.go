@@ -9,6 +9,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // Default URL settings: everything on one local host, as "guidepub dev"
@@ -67,6 +68,7 @@ type Exporter struct {
 	claims  *claims
 
 	interrupted interruptState // see repair.go
+	shared      sharedFiles    // see stylesheet.go
 }
 
 // New returns an Exporter for cfg, used as given (start from
@@ -97,7 +99,9 @@ func New(cfg Config) (*Exporter, error) {
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)
 	}
-	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
+	// The stylesheet's path too: every page names it, so a new stylesheet
+	// renders every guide's pages again.
+	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ","), viewpage.StylesheetPath}, "\x00")
 	records, err := OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err

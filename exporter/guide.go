@@ -172,6 +172,9 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	finished := false
 	defer func() { e.endWrite(finished) }()
 	w := &guideWriter{e: e, res: &res}
+	if err := w.putStylesheet(); err != nil { // before the pages that link it
+		return res, site.ManifestGuide{}, err
+	}
 	if err := w.putAll(ctx, b, p.files); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
