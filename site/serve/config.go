@@ -176,18 +176,7 @@ func nginxConfig(o ConfigOptions) string {
 	p("        add_header X-Content-Type-Options nosniff always;")
 	p("    }")
 	p("")
-	p("    # The pages' stylesheet (docs/pages.md#the-stylesheet): its name is a")
-	p("    # hash of its bytes, so it is cached for good; precompressed like a document.")
-	p(`    location ~ "%s" {`, site.StylesheetPattern)
-	p("        types { }")
-	p(`        default_type "%s";`, site.StylesheetType)
-	p("        gzip_static on;")
-	p("        try_files $uri =404;")
-	p("        add_header Vary Accept-Encoding always;")
-	p(`        add_header Cache-Control "%s" always;`, site.ImmutableCacheControl)
-	p("        add_header X-Content-Type-Options nosniff always;")
-	p("    }")
-	p("")
+	nginxStylesheet(p)
 	p("    # View pages (docs/pages.md): /<id>, /u/<id> and /embed/<id> (and")
 	p("    # /<id>/<lang>...) are the index.html of their folders; the branded")
 	p("    # page may not be framed.")
@@ -265,6 +254,22 @@ func nginxConfig(o ConfigOptions) string {
 	p("    }")
 	p("}")
 	return b.String()
+}
+
+// nginxStylesheet writes the location of the pages' stylesheet with p.
+func nginxStylesheet(p func(format string, a ...any)) {
+	p("    # The pages' stylesheet (docs/pages.md#the-stylesheet): its name is a")
+	p("    # hash of its bytes, so it is cached for good; precompressed like a document.")
+	p(`    location ~ "%s" {`, site.StylesheetPattern)
+	p("        types { }")
+	p(`        default_type "%s";`, site.StylesheetType)
+	p("        gzip_static on;")
+	p("        try_files $uri =404;")
+	p("        add_header Vary Accept-Encoding always;")
+	p(`        add_header Cache-Control "%s" always;`, site.ImmutableCacheControl)
+	p("        add_header X-Content-Type-Options nosniff always;")
+	p("    }")
+	p("")
 }
 
 func caddyConfig(o ConfigOptions) string {
