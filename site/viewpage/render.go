@@ -23,9 +23,9 @@ const ContentType = "text/html; charset=utf-8"
 //go:embed page.css
 var css []byte
 
-// Stylesheet is the style sheet every view page links (its screen and
-// print rules): the bytes to publish at StylesheetPath. The 404 page keeps
-// its own inline style, so that it needs no other file.
+// Stylesheet returns a copy of the style sheet every view page links (its
+// screen and print rules): the bytes to publish at StylesheetPath. The 404
+// page keeps its own inline style, so that it needs no other file.
 func Stylesheet() []byte { return bytes.Clone(css) }
 
 // StylesheetPath is where the pages expect Stylesheet, relative to the
