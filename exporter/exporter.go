@@ -12,6 +12,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // Default URL settings: everything on one local host, as "guidepub dev"
@@ -85,7 +86,9 @@ func New(cfg Config) (*Exporter, error) {
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)
 	}
-	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ",")}, "\x00")
+	// The stylesheet's path too: every page names it, so a new stylesheet
+	// renders every guide's pages again.
+	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ","), viewpage.StylesheetPath}, "\x00")
 	recs, err := records.OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err

@@ -173,6 +173,21 @@ func snapshot(t testing.TB, fsys afero.Fs, dir string) map[string][]byte {
 	return files
 }
 
+// sharedPaths returns the names of files that are files of the whole
+// tree, no guide's (the stylesheet and its siblings), sorted.
+func sharedPaths(files map[string][]byte) []string {
+	var out []string
+	for _, name := range sortedNames(files) {
+		if doc, _, ok := site.SplitEncoded(name); ok {
+			name = doc
+		}
+		if f, _, ok := site.PublicFileOf(name); ok && f.Group == site.GroupShared {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // sortedNames returns the keys of files, sorted.
 func sortedNames(files map[string][]byte) []string {
 	names := make([]string, 0, len(files))

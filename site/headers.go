@@ -41,8 +41,14 @@ func ContentType(p string) string {
 	return "application/octet-stream"
 }
 
-// CacheControl returns the Cache-Control value for the public file p.
+// CacheControl returns the Cache-Control value for the public file p:
+// ImmutableCacheControl for the stylesheet, whose name changes with its
+// bytes, DocumentCacheControl for the other documents and the pages,
+// MediaCacheControl for media.
 func CacheControl(p string) string {
+	if IsStylesheet(p) {
+		return ImmutableCacheControl
+	}
 	if IsDocument(p) {
 		return DocumentCacheControl
 	}

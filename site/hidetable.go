@@ -39,6 +39,7 @@ const (
 	FileFloorPageRendition FileKind = "floorPageRendition"
 	FileBannerImage        FileKind = "bannerImage"
 	FileBannerRendition    FileKind = "bannerImageRendition"
+	FileStylesheet         FileKind = "stylesheet"
 )
 
 // What a public file is, for those that handle them by group (publishing
@@ -47,12 +48,13 @@ const (
 	GroupDocument = "document" // a view document (Documents), with compressed siblings
 	GroupPage     = "page"     // a view page, with compressed siblings
 	GroupMedia    = "media"    // a media file under a view's doc folder, stored once
+	GroupShared   = "shared"   // a file of the whole tree, no view's (the stylesheet), with compressed siblings
 )
 
 // PublicFile is one row of the hide table: a kind of public file.
 type PublicFile struct {
 	Kind FileKind
-	// Group is GroupDocument, GroupPage or GroupMedia.
+	// Group is GroupDocument, GroupPage, GroupMedia or GroupShared.
 	Group string
 	// Path is where the files of the kind go, relative to the public
 	// tree, as docs/output.md writes it.
@@ -98,6 +100,9 @@ var PublicFiles = []PublicFile{
 	{Kind: FileFloorPageRendition, Group: GroupMedia, Path: "<viewId>/doc/<lang>/<jpgMetric|jpgImperial>-<floorId>.w<width>.jpg", HiddenBy: []string{HideFloorPlans, HideAutofill}},
 	{Kind: FileBannerImage, Group: GroupMedia, Path: "<viewId>/doc/banner<ext>", Always: true, Renditions: FileBannerRendition},
 	{Kind: FileBannerRendition, Group: GroupMedia, Path: "<viewId>/doc/banner.w<width>.jpg", Always: true},
+	// The pages' style rules, the same for every view of every guide: no
+	// text, figure or file of any bundle, so nothing a view hides.
+	{Kind: FileStylesheet, Group: GroupShared, Path: AssetsDir + "/view.<hash>.css", Always: true, NotReady: true},
 }
 
 // HiddenFeatures lists every hidden feature a view may list, in the order
@@ -181,7 +186,7 @@ func (f PublicFile) check() error {
 	switch {
 	case f.Kind == "":
 		return fmt.Errorf("a row has no kind")
-	case f.Group != GroupDocument && f.Group != GroupPage && f.Group != GroupMedia:
+	case f.Group != GroupDocument && f.Group != GroupPage && f.Group != GroupMedia && f.Group != GroupShared:
 		return fmt.Errorf("%s: unknown group %q", f.Kind, f.Group)
 	case f.Always == (len(f.HiddenBy) > 0):
 		return fmt.Errorf("%s: must list the hidden features that remove it (HiddenBy) or say that none does (Always), and not both", f.Kind)
@@ -218,7 +223,7 @@ func CheckPublicFiles(table []PublicFile) error {
 
 // PublicFileOf returns the row of the public file at the slash-separated
 // path p (relative to the public tree) and the view id or alias it belongs
-// to; ok is false when p is no file of any row, which guidepub never
+// to ("" for a GroupShared file, which is no view's); ok is false when p is no file of any row, which guidepub never
 // publishes. Compressed siblings are not files of their own: pass the
 // document's path.
 func PublicFileOf(p string) (f PublicFile, id string, ok bool) {
@@ -236,6 +241,9 @@ var pageKinds = map[int]FileKind{PageBranded: FileBrandedPage, PageUnbranded: Fi
 // publicKindOf returns the kind of the public file p and the id it belongs
 // to, or "" when p is none.
 func publicKindOf(p string) (FileKind, string) {
+	if IsStylesheet(p) {
+		return FileStylesheet, ""
+	}
 	if k, ok := PageKindOf(p); ok {
 		parts := strings.Split(p, "/")
 		if k != PageBranded {

@@ -107,6 +107,7 @@ func TestPublicFileOf(t *testing.T) {
 		{"v1/doc/en/jpgMetric-1.jpg", FileFloorPage, "v1"},
 		{"v1/doc/zh/jpgImperial-12.jpg", FileFloorPage, "v1"},
 		{"v1/doc/en/jpgMetric-1.w960.jpg", FileFloorPageRendition, "v1"},
+		{"_assets.v1/view.0123456789abcdef.css", FileStylesheet, ""},
 	} {
 		f, id, ok := PublicFileOf(tc.path)
 		if !ok || f.Kind != tc.kind || id != tc.id {
@@ -122,6 +123,7 @@ func TestPublicFileOf(t *testing.T) {
 		"v1/doc/de/pdfMetric.pdf",              // not a language
 		"v1/doc/a.jpg", "v1/doc/photos/a/b.jpg", "v1/doc/photos/ph-1.w0480.jpg", "v1/doc/photos/ph-1.JPG",
 		"v1/data/status.br", "v1/other", "u/data/status", ".tmp-x/data/status", "v1", "robots.txt",
+		"_assets.v1/view.css", "_assets.v1/other.css", "_assets.v1/view.0123456789abcdef.css.br",
 	} {
 		if f, _, ok := PublicFileOf(p); ok {
 			t.Errorf("PublicFileOf(%s) = %s, want none", p, f.Kind)

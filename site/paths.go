@@ -59,10 +59,14 @@ var Documents = func() []string {
 }()
 
 // viewDocument returns the kind of the document at the slash-separated
-// public path p, and false when p is not a view document.
+// public path p, and false when p is not a view document, a page or the
+// stylesheet (the documents stored with compressed siblings).
 func viewDocument(p string) (ViewDocument, bool) {
 	if _, ok := PageKindOf(p); ok {
 		return ViewDocument{File: PageFile, MediaType: PageType}, true
+	}
+	if IsStylesheet(p) {
+		return ViewDocument{File: p, MediaType: StylesheetType, Kind: FileStylesheet}, true
 	}
 	i := strings.IndexByte(p, '/')
 	if i <= 0 {
@@ -183,8 +187,10 @@ func ViewFile(viewID, file string) string { return viewID + "/" + file }
 // the view's doc folder, slash-separated).
 func MediaFile(viewID, rel string) string { return viewID + "/" + MediaDir + "/" + rel }
 
-// IsDocument reports whether the slash-separated public path p names a JSON
-// document (as opposed to a media file or a compressed sibling).
+// IsDocument reports whether the slash-separated public path p names a
+// document: a JSON document, a view page or the stylesheet, each stored
+// with compressed siblings (as opposed to a media file or a compressed
+// sibling).
 func IsDocument(p string) bool {
 	_, ok := viewDocument(p)
 	return ok

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,10 @@ func TestPaths(t *testing.T) {
 		{"v1/doc/en/pdfMetric.pdf", false, "application/pdf"},
 		{"v1/doc/photos/p1.JPG", false, "image/jpeg"},
 		{"v1/data/status/x", false, "application/octet-stream"},
+		{"_assets.v1/view.0123456789abcdef.css", true, "text/css; charset=utf-8"},
+		{"_assets.v1/view.0123456789ABCDEF.css", false, "application/octet-stream"},
+		{"_assets.v1/view.0123456789abcdef0.css", false, "application/octet-stream"},
+		{"_assets.v1/view.0123456789abcdef.css.br", false, "application/octet-stream"},
 	} {
 		if got := IsDocument(tc.path); got != tc.doc {
 			t.Errorf("IsDocument(%q) = %v", tc.path, got)
@@ -80,11 +85,30 @@ func TestPaths(t *testing.T) {
 	if doc, enc, ok := SplitEncoded("v1/data/summary.zst"); !ok || doc != "v1/data/summary" || enc != Zstd {
 		t.Errorf("SplitEncoded: %q %v %v", doc, enc, ok)
 	}
+	if doc, enc, ok := SplitEncoded("_assets.v1/view.0123456789abcdef.css.br"); !ok || doc != "_assets.v1/view.0123456789abcdef.css" || enc != Brotli {
+		t.Errorf("SplitEncoded of the stylesheet's sibling: %q %v %v", doc, enc, ok)
+	}
 	if _, _, ok := SplitEncoded("v1/doc/a.jpg.gz"); ok {
 		t.Error("SplitEncoded took a media file for a document sibling")
 	}
 	if got := PrivateURL("https://v.example/", "g1", "en/svgZip.zip"); got != "https://v.example/private/g1/en/svgZip.zip" {
 		t.Errorf("PrivateURL = %q", got)
+	}
+	for p, want := range map[string]string{
+		"_assets.v1/view.0123456789abcdef.css": ImmutableCacheControl,
+		"v1/data/status":                       DocumentCacheControl,
+		"u/v1/index.html":                      DocumentCacheControl,
+		"v1/doc/photos/p1.jpg":                 MediaCacheControl,
+	} {
+		if got := CacheControl(p); got != want {
+			t.Errorf("CacheControl(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if p := StylesheetPath([]byte("body{}")); !IsStylesheet(p) || ValidID.MatchString(strings.Split(p, "/")[0]) {
+		t.Errorf("StylesheetPath = %q: not a stylesheet's path, or in a folder an id could name", p)
+	}
+	if !regexp.MustCompile(StylesheetPattern).MatchString("/"+StylesheetPath(nil)) || regexp.MustCompile(StylesheetPattern).MatchString("/_assets.v1/view.x.css") {
+		t.Error("StylesheetPattern does not match exactly the stylesheets' paths")
 	}
 	if !IsHidden("a/.tmp-x") || IsHidden("a/b") {
 		t.Error("IsHidden")

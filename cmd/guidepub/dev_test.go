@@ -22,6 +22,7 @@ import (
 
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // devTestSecret signs the deliveries of the uploaded bundle.
@@ -290,8 +291,8 @@ func referenceExport(t *testing.T, bin, base, folder string, files map[string][]
 	return out
 }
 
-// documentsOf lists the documents (not their compressed siblings, not
-// media) of a public tree.
+// documentsOf lists the guides' documents (not their compressed siblings,
+// not media, not the stylesheet, which is no guide's) of a public tree.
 func documentsOf(t *testing.T, out string) []string {
 	t.Helper()
 	var docs []string
@@ -300,7 +301,11 @@ func documentsOf(t *testing.T, out string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(out, p)
-		if rel = filepath.ToSlash(rel); site.IsDocument(rel) {
+		rel = filepath.ToSlash(rel)
+		if f, _, ok := site.PublicFileOf(rel); ok && f.Group == site.GroupShared {
+			return nil // the stylesheet: no guide's, it stays when guides go
+		}
+		if site.IsDocument(rel) {
 			docs = append(docs, rel)
 		}
 		return nil
@@ -478,6 +483,9 @@ func testDevUploads(t *testing.T, bin string) {
 		}
 		return true
 	})
+	if code, _ := get(t, dev.base+"/"+viewpage.StylesheetPath); code != http.StatusOK {
+		t.Errorf("the stylesheet answers %d once no guide is left, want 200 (it is never removed)", code)
+	}
 	if n := len(rc.deliveries()); n != 2 {
 		t.Errorf("receiver got %d deliveries, want 2 (broken, identical and deleted uploads send nothing)", n)
 	}

@@ -175,6 +175,10 @@ func checkTable(t *testing.T, c *corpus, ch channel) {
 		switch {
 		case !ok:
 			t.Errorf("%s has no row in the hide table", f.name)
+		case row.Group == site.GroupShared:
+			// No view's (the stylesheet): its bytes are swept like every
+			// other file's, so a canary in it would be found.
+			hit[row.Kind] = true
 		case b == nil:
 			t.Errorf("%s belongs to no view of the corpus", f.name)
 		case row.HiddenIn(b.hidden):

@@ -208,6 +208,8 @@ func TestPhaseOfReadsHideTable(t *testing.T) {
 		"v1/index.html": phaseContent, "u/v1/fr/index.html": phaseContent, "embed/v1/index.html": phaseContent,
 		"v1/doc/photos/ph-1.jpg": phaseMedia, "v1/doc/photos/ph-1.w480.jpg": phaseMedia, "v1/doc/en/embedImage.png": phaseMedia,
 		"v1/doc/en/jpgMetric-1.jpg": phaseMedia, "v1/doc/fr/pdfMetric.pdf": phaseMedia,
+		// The stylesheet goes up with the media, before the pages that link it.
+		site.AssetsDir + "/view.0123456789abcdef.css": phaseMedia,
 	} {
 		f, _, ok := site.PublicFileOf(p)
 		if !ok {

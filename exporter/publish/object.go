@@ -41,7 +41,7 @@ type KnownDigest func(rel string, info fs.FileInfo) (Digest, bool)
 // Upload phases: a reader of the bucket may look at any moment, so what
 // others point at goes first.
 const (
-	phaseMedia   = iota // media and any other plain file
+	phaseMedia   = iota // media, the stylesheet and any other plain file
 	phaseContent        // data/summary, reso/autofill and pages
 	phaseStatus         // data/status: says "ready" only once the rest is there
 	numPhases
@@ -55,8 +55,8 @@ func phaseOf(rel string) int {
 		switch {
 		case f.Kind == site.FileStatus:
 			return phaseStatus
-		case f.Group == site.GroupMedia:
-			return phaseMedia
+		case f.Group == site.GroupMedia || f.Group == site.GroupShared:
+			return phaseMedia // what pages link goes before them
 		}
 		return phaseContent
 	}

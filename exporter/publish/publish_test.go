@@ -404,6 +404,41 @@ func TestPublishFileBucket(t *testing.T) {
 	}
 }
 
+// TestPublishStylesheet: the pages' stylesheet is uploaded as CSS, cached
+// for good, in the chosen encoding, and before every page.
+func TestPublishStylesheet(t *testing.T) {
+	ctx := context.Background()
+	tr := newTree()
+	sheet := site.AssetsDir + "/view.0123456789abcdef.css"
+	tr.docs[sheet] = []byte("body{margin:0}")
+	tr.docs["v1/index.html"] = []byte("<!DOCTYPE html><title>v1</title>")
+	src := t.TempDir()
+	tr.write(t, src)
+	b, err := OpenBucket(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rep, err := Publish(ctx, Config{From: afero.NewOsFs(), FromDir: src, Bucket: b, Encoding: site.Brotli, MaxDeletes: DefaultMaxDeletes, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, a := readObject(t, b, sheet)
+	if a.ContentType != site.StylesheetType || a.CacheControl != site.ImmutableCacheControl || a.ContentEncoding != "br" {
+		t.Errorf("Content-Type %q, Cache-Control %q, Content-Encoding %q", a.ContentType, a.CacheControl, a.ContentEncoding)
+	}
+	if got := decode(t, a.ContentEncoding, data); !bytes.Equal(got, tr.docs[sheet]) {
+		t.Errorf("object decodes to %q", got)
+	}
+	keys := make([]string, len(rep.Planned))
+	for i, c := range rep.Planned {
+		keys[i] = c.Key
+	}
+	if i, j := slices.Index(keys, sheet), slices.Index(keys, "v1/index.html"); i < 0 || j < 0 || i > j {
+		t.Errorf("upload order %v: the stylesheet not before the page", keys)
+	}
+}
+
 func TestParseEncoding(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

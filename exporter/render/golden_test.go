@@ -44,7 +44,7 @@ func TestGoldenPlans(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name(), err)
 		}
-		for _, f := range p.Files {
+		for _, f := range append(p.Shared, p.Files...) {
 			name := "public/" + f.Path
 			if f.Private {
 				name = "private/" + f.Path

@@ -35,7 +35,10 @@ type Plan struct {
 	// and pages, private media, the ready event (nothing names a file
 	// before it is there). The guide's record is not among them: it
 	// names the revision, known once the files are written (Record).
-	Files      []File
+	Files []File
+	// Shared are the files of the whole tree that the guide's pages link
+	// (the stylesheet): no guide's, in no record, written before Files.
+	Shared     []File
 	IDs        []string  // public top-level folders: view ids and alias (PublicIDs)
 	Ready      bool      // the default view is ready: the ready event is among Files
 	Views      int       // views published (the alias not counted)
@@ -77,6 +80,9 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 	p.Files = append(mediaFiles, docs...)
 	if err := CheckPublic(g, now, p.Files); err != nil {
 		return nil, fmt.Errorf("guide %s: %w", g.GuideID, err)
+	}
+	if p.Shared, err = SharedFiles(); err != nil {
+		return nil, err
 	}
 	if ViewStatus(g, def, now) == site.StatusReady {
 		p.Ready = true

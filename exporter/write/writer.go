@@ -40,6 +40,7 @@ type Writer struct {
 	decoding  sync.Map      // decode key -> *sync.Mutex: one decode of a content at a time
 
 	interrupted interruptState // see repair.go
+	shared      sharedFiles    // see shared.go
 }
 
 // New returns a Writer for cfg. It looks for the marker of an
@@ -82,7 +83,8 @@ type Written struct {
 	Digests map[string]Digest
 }
 
-// Guide writes the plan p of bundle b, whose media files it reads: every
+// Guide writes the plan p of bundle b, whose media files it reads: the
+// shared files this Writer has not put in place yet (putShared), every
 // file that differs from what is there, then the guide's record at the
 // revision they make, then deletes the files old (the guide's previous
 // publication, or nil) published that p no longer does, and flushes the
@@ -93,6 +95,9 @@ type Written struct {
 func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide) (Written, error) {
 	var out Written
 	gw := &guideWriter{e: w, res: &out.Counts}
+	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
+		return out, err
+	}
 	if err := gw.putAll(ctx, b, p.Files); err != nil {
 		return out, err
 	}

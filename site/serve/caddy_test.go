@@ -102,6 +102,10 @@ func TestCaddyParity(t *testing.T) {
 		{"/no-such-view", "application/json", "", 404, "application/json"},
 		{"/no-such-view/data/status", "application/json", "", 404, "application/json"},
 		{"/vKT301A/data/status", "", "gzip", 200, "application/json"},
+		{"/" + viewpage.StylesheetPath, "text/css,*/*;q=0.1", "br", 200, site.StylesheetType},
+		{"/" + viewpage.StylesheetPath, "text/css,*/*;q=0.1", "gzip", 200, site.StylesheetType},
+		{"/" + viewpage.StylesheetPath, "text/css,*/*;q=0.1", "", 200, site.StylesheetType},
+		{"/" + viewpage.StylesheetPath + ".br", "application/json", "br", 404, "application/json"},
 	}
 	compared := []string{"Content-Type", "Content-Encoding", "Cache-Control", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Location"}
 	for _, tc := range tests {

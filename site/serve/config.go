@@ -141,6 +141,9 @@ type configData struct {
 	MediaTypes                      []mediaType
 	DocumentCacheControl            string // of documents and pages
 	MediaCacheControl               string
+	AssetsDir, StylesheetPattern    string // the folder of the shared files, a regular expression of the stylesheet's path
+	StylesheetType                  string
+	ImmutableCacheControl           string // of the stylesheet, whose name is a hash of its bytes
 	Precompressed                   string // Caddy's names of the encodings, best first
 	PageType, PageFile              string
 	Documents                       []string   // site.Documents
@@ -168,24 +171,28 @@ type pageRule struct{ Prefix, CSP, FrameOptions string }
 // newConfigData gathers what the templates print for o.
 func newConfigData(o ConfigOptions) configData {
 	d := configData{
-		ConfigOptions:        o,
-		DocumentPattern:      documentPattern(),
-		SiblingPattern:       siblingPattern(),
-		PageIDPattern:        pageIDPattern(),
-		SlashPagePattern:     slashPagePattern(),
-		MediaDir:             site.MediaDir,
-		DocumentCacheControl: site.DocumentCacheControl,
-		MediaCacheControl:    site.MediaCacheControl,
-		PageType:             site.PageType,
-		PageFile:             site.PageFile,
-		Documents:            site.Documents,
-		EmbedDir:             site.EmbedDir,
-		UnbrandedDir:         site.UnbrandedDir,
-		EmbeddedCSP:          viewpage.CSP(viewpage.Embedded, ""),
-		UnbrandedCSP:         viewpage.CSP(viewpage.Unbranded, ""),
-		BrandedCSP:           viewpage.CSP(viewpage.Branded, ""),
-		NotFoundCSP:          viewpage.NotFoundCSP,
-		NotFoundPage:         string(viewpage.NotFound),
+		ConfigOptions:         o,
+		DocumentPattern:       documentPattern(),
+		SiblingPattern:        siblingPattern(),
+		PageIDPattern:         pageIDPattern(),
+		SlashPagePattern:      slashPagePattern(),
+		MediaDir:              site.MediaDir,
+		DocumentCacheControl:  site.DocumentCacheControl,
+		MediaCacheControl:     site.MediaCacheControl,
+		AssetsDir:             site.AssetsDir,
+		StylesheetPattern:     site.StylesheetPattern,
+		StylesheetType:        site.StylesheetType,
+		ImmutableCacheControl: site.ImmutableCacheControl,
+		PageType:              site.PageType,
+		PageFile:              site.PageFile,
+		Documents:             site.Documents,
+		EmbedDir:              site.EmbedDir,
+		UnbrandedDir:          site.UnbrandedDir,
+		EmbeddedCSP:           viewpage.CSP(viewpage.Embedded, ""),
+		UnbrandedCSP:          viewpage.CSP(viewpage.Unbranded, ""),
+		BrandedCSP:            viewpage.CSP(viewpage.Branded, ""),
+		NotFoundCSP:           viewpage.NotFoundCSP,
+		NotFoundPage:          string(viewpage.NotFound),
 	}
 	for _, route := range site.SidecarRoutes {
 		d.SidecarRoutes = append(d.SidecarRoutes, sidecarRoute{route, strings.HasSuffix(route, "/")})

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/viewpage"
 )
 
 // freeAddr returns a loopback address with a port nobody listens on now.
@@ -144,6 +146,7 @@ func TestNginxParity(t *testing.T) {
 	tt.media["v1/fr/index.html"] = []byte("<p>fr</p>")
 	tt.media["u/v1/index.html"] = []byte("<p>u</p>")
 	tt.media["embed/v1/zh/index.html"] = []byte("<p>embed zh</p>")
+	tt.docs[viewpage.StylesheetPath] = viewpage.Stylesheet()
 	root := osTree(t, tt)
 	nginxURL := startNginx(t, root)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig())
@@ -185,6 +188,11 @@ func TestNginxParity(t *testing.T) {
 		{"GET", "/", "", 404, false},
 		{"GET", "/v1/doc/link.jpg", "", 404, false},
 		{"POST", "/v1/data/status", "", 405, false},
+		{"GET", "/" + viewpage.StylesheetPath, "gzip", 200, false},
+		{"GET", "/" + viewpage.StylesheetPath, "", 200, false},
+		{"HEAD", "/" + viewpage.StylesheetPath, "gzip", 200, false},
+		{"GET", "/" + viewpage.StylesheetPath + ".gz", "gzip", 404, false},
+		{"GET", "/" + site.AssetsDir + "/view.0123.css", "", 404, false},
 	}
 	noRedirect := *client
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

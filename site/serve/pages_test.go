@@ -80,3 +80,39 @@ func TestBrowserErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStylesheetServed checks that the pages' stylesheet is served as
+// its siblings are negotiated, as CSS, and cached for good, and that a
+// stylesheet name the tree does not hold is not found.
+func TestStylesheetServed(t *testing.T) {
+	tt := newTestTree()
+	tt.docs[viewpage.StylesheetPath] = viewpage.Stylesheet()
+	for _, fc := range fsCases(t, tt) {
+		t.Run(fc.name, func(t *testing.T) {
+			s, err := New(fc.fsys, fc.root, testConfig(noWatch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, enc := range []string{"br", "zstd", "gzip", ""} {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest("GET", "http://example.test/"+viewpage.StylesheetPath, nil)
+				req.Header.Set("Accept-Encoding", enc)
+				s.ServeHTTP(rec, req)
+				h := rec.Result().Header
+				if rec.Code != http.StatusOK || h.Get("Content-Encoding") != enc || h.Get("Vary") != "Accept-Encoding" ||
+					h.Get("Content-Type") != "text/css; charset=utf-8" || h.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+					t.Errorf("Accept-Encoding %q: %d %v", enc, rec.Code, h)
+				}
+				if got := decompress(t, enc, rec.Body.Bytes()); !bytes.Equal(got, viewpage.Stylesheet()) {
+					t.Errorf("Accept-Encoding %q: body is not the stylesheet", enc)
+				}
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "http://example.test/_assets.v1/view.0123456789abcdef.css", nil))
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("a stylesheet the tree lacks: %d", rec.Code)
+			}
+		})
+	}
+}

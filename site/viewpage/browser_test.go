@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site"
 )
 
 // npmDir holds package.json and the lockfile of the page checkers.
@@ -214,6 +215,14 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Write(b)
+		return
+	}
+	if r.URL.Path == "/"+StylesheetPath {
+		// As every server of the tree sends it (site's headers).
+		w.Header().Set("Content-Type", site.ContentType(StylesheetPath))
+		w.Header().Set("Cache-Control", site.CacheControl(StylesheetPath))
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(css)
 		return
 	}
 	if r.URL.Path == "/robots.txt" {
@@ -490,8 +499,8 @@ func pdfPages(t *testing.T, p string) int {
 	return len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(b, -1))
 }
 
-// TestNuHTMLChecker validates every golden page with the Nu HTML Checker
-// (vnu-jar): no errors and no warnings.
+// TestNuHTMLChecker validates every golden page and the pages' stylesheet
+// with the Nu HTML Checker (vnu-jar): no errors and no warnings.
 func TestNuHTMLChecker(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		fixtures.Missing(t, "java", err.Error())
@@ -517,6 +526,10 @@ func TestNuHTMLChecker(t *testing.T) {
 	nf := filepath.Join(tmp, "404.html")
 	os.WriteFile(nf, NotFound, 0o644)
 	files = append(files, nf)
+	// The pages' stylesheet: --also-check-css checks the .css files.
+	sheet := filepath.Join(tmp, path.Base(StylesheetPath))
+	os.WriteFile(sheet, Stylesheet(), 0o644)
+	files = append(files, sheet)
 	args := append([]string{"-jar", filepath.Join(dir, "node_modules", "vnu-jar", "build", "dist", "vnu.jar"), "--format", "json", "--also-check-css"}, files...)
 	cmd := exec.Command("java", args...)
 	var stderr bytes.Buffer

@@ -14,12 +14,12 @@ func ExampleCSP() {
 	}
 	// Output:
 	// branded
-	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'sha256-1Byo4ql8rLA0WdxdWH/dboTOJSsnVMA47PRdjOAMw9o='; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'self'; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
 	//   X-Frame-Options: "DENY"
 	// unbranded
-	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'sha256-1Byo4ql8rLA0WdxdWH/dboTOJSsnVMA47PRdjOAMw9o='; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *
+	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'self'; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *
 	//   X-Frame-Options: ""
 	// embedded
-	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'sha256-1Byo4ql8rLA0WdxdWH/dboTOJSsnVMA47PRdjOAMw9o='; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *
+	//   Content-Security-Policy: default-src 'none'; img-src 'self' https://view.example.com data:; style-src 'self'; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *
 	//   X-Frame-Options: ""
 }

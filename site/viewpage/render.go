@@ -21,7 +21,18 @@ import (
 const ContentType = "text/html; charset=utf-8"
 
 //go:embed page.css
-var css string
+var css []byte
+
+// Stylesheet returns a copy of the style sheet every view page links (its
+// screen and print rules): the bytes to publish at StylesheetPath. The 404
+// page keeps its own inline style, so that it needs no other file.
+func Stylesheet() []byte { return bytes.Clone(css) }
+
+// StylesheetPath is where the pages expect Stylesheet, relative to the
+// public tree (and to the view URL): a name made of a hash of its bytes
+// (site.StylesheetPath), so that it can be cached for good and a new
+// style sheet never meets the pages of an old one.
+var StylesheetPath = site.StylesheetPath(css)
 
 //go:embed page.html
 var pageHTML string
@@ -64,18 +75,12 @@ var NotFound = func() []byte {
 	return buf.Bytes()
 }()
 
-// styleHash is the CSP source of the inline style sheet.
-var styleHash = func() string {
-	sum := sha256.Sum256([]byte(css))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
-
 // CSP returns the Content-Security-Policy to send with a page of kind k.
 // mediaOrigin is the origin the view's media are served from (the origin
 // of the branded view URL, for example "https://view.example.com"); "" when
-// it is the page's own. Pages run no script, load only their own inline
-// style and images (data: only for the empty favicon, so browsers do not
-// ask for /favicon.ico), and only the
+// it is the page's own. Pages run no script, load only the stylesheet of
+// their own origin (StylesheetPath) and images (data: only for the empty
+// favicon, so browsers do not ask for /favicon.ico), and only the
 // unbranded and embedded pages may be framed (docs/pages.md).
 // connect-src 'self' lets crawlers that fetch /robots.txt from the page's
 // context (Lighthouse does) read it; with no script it opens nothing else.
@@ -88,7 +93,7 @@ func CSP(k Kind, mediaOrigin string) string {
 	if k == Branded {
 		fa = "'none'"
 	}
-	return "default-src 'none'; img-src " + img + " data:; style-src " + styleHash +
+	return "default-src 'none'; img-src " + img + " data:; style-src 'self'" +
 		"; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors " + fa
 }
 
@@ -115,6 +120,18 @@ func (in *Input) Default() string {
 	return in.Languages[0]
 }
 
+// StylesheetURL returns the URL of the pages' stylesheet: StylesheetPath
+// below the view URL (BrandedURL without its view id), where the export
+// publishes it with the view's documents; pages link it by path on their
+// own origin, as they link the view's media.
+func (in *Input) StylesheetURL() string {
+	base, ok := strings.CutSuffix(in.BrandedURL, "/"+in.ViewID)
+	if !ok || in.ViewID == "" {
+		base = ""
+	}
+	return base + "/" + StylesheetPath
+}
+
 // PageURL returns the absolute URL of the page of kind k in language lang:
 // the kind's URL for the default language, with "/<lang>" added for the
 // others (see docs/pages.md#languages).
@@ -135,9 +152,11 @@ func (in *Input) PageURL(k Kind, lang string) string {
 // page is the template's data.
 type page struct {
 	printer
-	Kind        Kind
-	In          *Input
-	CSS         template.CSS
+	Kind Kind
+	In   *Input
+	// StyleHref is the link to the stylesheet, a path on the page's own
+	// origin (Input.StylesheetURL).
+	StyleHref   string
 	Title       string
 	Heading     string
 	Description string
@@ -234,11 +253,12 @@ func Render(k Kind, in *Input, lang string) ([]byte, error) {
 	if !slices.Contains(in.Languages, lang) {
 		lang = in.Default()
 	}
-	p := page{printer: newPrinter(lang), Kind: k, In: in, CSS: template.CSS(css), NoIndex: k != Branded}
+	p := page{printer: newPrinter(lang), Kind: k, In: in, NoIndex: k != Branded}
 	if k != Branded && k != Unbranded && k != Embedded {
 		return nil, fmt.Errorf("view page %s: unknown kind %d", in.ViewID, k)
 	}
 	p.URL = in.PageURL(k, lang)
+	p.StyleHref = p.Local(in.StylesheetURL())
 	if len(in.Languages) > 1 {
 		for _, l := range in.Languages {
 			p.Alternates = append(p.Alternates, alternate{Lang: l, Name: LanguageName(l), URL: in.PageURL(k, l), Current: l == lang})

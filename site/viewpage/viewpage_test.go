@@ -2,8 +2,6 @@ package viewpage
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"html"
 	"regexp"
@@ -468,18 +466,21 @@ func messageArgs(text string) []any {
 	return args
 }
 
-// TestCSP checks that the policy's style hash is the hash of the page's
-// style element and that only the branded page refuses to be framed.
+// TestCSP checks that a page has no style of its own but links the
+// stylesheet, by path on its own origin, which the policy allows with
+// 'self' and nothing else, and that only the branded page refuses to be
+// framed.
 func TestCSP(t *testing.T) {
 	s := sampleByFolder(t, "vKT301A")
+	link := regexp.MustCompile(`<link rel="stylesheet" href="([^"]*)">`)
 	for _, k := range Kinds {
 		out := render(t, k, &s.Input)
-		m := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(out)
-		sum := sha256.Sum256([]byte(m[1]))
-		h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if m := link.FindAllStringSubmatch(out, -1); len(m) != 1 || m[0][1] != "/"+StylesheetPath {
+			t.Errorf("%s: stylesheet links %v, want one to /%s", k, m, StylesheetPath)
+		}
 		csp := CSP(k, "https://view.example.test")
-		if !strings.Contains(csp, "style-src "+h+";") {
-			t.Errorf("%s: CSP %q lacks the style hash %s", k, csp, h)
+		if !strings.Contains(csp, "style-src 'self';") {
+			t.Errorf("%s: CSP %q does not allow the stylesheet of the page's origin alone", k, csp)
 		}
 		wantFA := "frame-ancestors *"
 		if k == Branded {
@@ -491,8 +492,24 @@ func TestCSP(t *testing.T) {
 		if (FrameOptions(k) == "") != (k != Branded) {
 			t.Errorf("%s: X-Frame-Options %q", k, FrameOptions(k))
 		}
-		if strings.Contains(out, " style=") || strings.Contains(out, "<script src") || strings.Contains(out, "<link rel=\"stylesheet") {
-			t.Errorf("%s: page has inline style attributes or external resources", k)
+		if strings.Contains(out, " style=") || strings.Contains(out, "<style") || strings.Contains(out, "<script src") {
+			t.Errorf("%s: page has inline style or scripts", k)
+		}
+	}
+	if got := site.StylesheetPath(Stylesheet()); got != StylesheetPath || !bytes.Equal(Stylesheet(), css) {
+		t.Errorf("StylesheetPath %s is not the path of Stylesheet's bytes (%s)", StylesheetPath, got)
+	}
+	if !strings.Contains(string(Stylesheet()), "@media print") {
+		t.Error("the stylesheet lost the print rules")
+	}
+	// A view URL with a path: the stylesheet is published below it, and
+	// every page links it there, on the page's own host.
+	e := extraOf(s)
+	e.BrandedURL, e.UnbrandedURL, e.EmbedURL = "https://view.example.test/tours/vKT301A", "https://mls.example.test/vKT301A", "https://view.example.test/tours/embed/vKT301A"
+	in := FromDocs(s.Docs, e)
+	for _, k := range Kinds {
+		if m := link.FindStringSubmatch(render(t, k, &in)); m == nil || m[1] != "/tours/"+StylesheetPath {
+			t.Errorf("%s under /tours: stylesheet link %v, want /tours/%s", k, m, StylesheetPath)
 		}
 	}
 }
@@ -543,26 +560,32 @@ func bigInput(rooms int) Input {
 	})
 }
 
-// maxPageBrotli is the page weight budget: HTML with its inline CSS (pages
+// maxPageBrotli is the page weight budget: HTML and its stylesheet (pages
 // have no script), brotli-compressed, for a 40-room guide.
 const maxPageBrotli = 20 << 10
 
-// TestPageWeight checks every kind of page of a 40-room guide against the
-// weight budget.
+// TestPageWeight checks every kind of page of a 40-room guide, with its
+// stylesheet, against the weight budget.
 func TestPageWeight(t *testing.T) {
 	in := bigInput(40)
+	brotliLen := func(data []byte) int {
+		var buf bytes.Buffer
+		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
+		w.Write(data)
+		w.Close()
+		return buf.Len()
+	}
+	sheet := brotliLen(Stylesheet())
+	t.Logf("stylesheet: %d bytes, %d bytes brotli", len(Stylesheet()), sheet)
 	for _, k := range Kinds {
 		out := render(t, k, &in)
 		if c := strings.Count(out, "<tr><th scope=\"row\">"); c < 40 {
 			t.Fatalf("%s: %d table rows, want the 40 rooms", k, c)
 		}
-		var buf bytes.Buffer
-		w := brotli.NewWriterLevel(&buf, brotli.BestCompression)
-		w.Write([]byte(out))
-		w.Close()
-		t.Logf("%s page, 40 rooms: %d bytes, %d bytes brotli", k, len(out), buf.Len())
-		if buf.Len() >= maxPageBrotli {
-			t.Errorf("%s page is %d bytes brotli, budget %d", k, buf.Len(), maxPageBrotli)
+		n := brotliLen([]byte(out))
+		t.Logf("%s page, 40 rooms: %d bytes, %d bytes brotli", k, len(out), n)
+		if n+sheet >= maxPageBrotli {
+			t.Errorf("%s page and stylesheet are %d bytes brotli, budget %d", k, n+sheet, maxPageBrotli)
 		}
 	}
 }
