@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,8 +11,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +27,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site/procstat"
 	"github.com/guidepub/guidepub/site/serve"
 )
 
@@ -30,8 +36,22 @@ import (
 const benchTemplate = "301-king-st-e"
 
 // benchBundle returns the files of generated guide n, its webhook pointed at
-// hookURL.
+// hookURL: the sample as it is (two views, documents in English and
+// French).
 func benchBundle(b *testing.B, n int, hookURL string) map[string][]byte {
+	b.Helper()
+	return shapedBundle(b, n, guideShape{hook: hookURL})
+}
+
+// guideShape says how a generated guide differs from the sample.
+type guideShape struct {
+	langs int    // 1: English only; 5: English copied to fr, es, it, zh; 0: the sample's
+	views int    // views, the sample's first ones, others added; 0: the sample's two
+	hook  string // the webhook's URL; "": no webhook
+}
+
+// shapedBundle returns the files of generated guide n, shaped by sh.
+func shapedBundle(b *testing.B, n int, sh guideShape) map[string][]byte {
 	b.Helper()
 	files, err := fixtures.BundleFiles(benchTemplate)
 	if err != nil {
@@ -44,10 +64,15 @@ func benchBundle(b *testing.B, n int, hookURL string) map[string][]byte {
 	g["guideId"] = fmt.Sprintf("gBENCH%05d", n)
 	g["alias"] = fmt.Sprintf("bench-%05d", n)
 	g["workOrderId"] = fmt.Sprintf("WO-B%05d", n)
+	shapeLanguages(g, sh.langs)
+	shapeViews(g, sh.views)
 	for i, v := range g["views"].([]any) {
 		v.(map[string]any)["viewId"] = benchViewID(n, i)
 	}
-	g["webhooks"] = []any{map[string]any{"url": hookURL, "secret": devTestSecret}}
+	delete(g, "webhooks")
+	if sh.hook != "" {
+		g["webhooks"] = []any{map[string]any{"url": sh.hook, "secret": devTestSecret}}
+	}
 	// Every guide measures differently, so no two guides share a document
 	// (the exporter would reuse a compressed copy).
 	for _, bl := range g["summary"].(map[string]any)["buildings"].([]any) {
@@ -63,6 +88,40 @@ func benchBundle(b *testing.B, n int, hookURL string) map[string][]byte {
 		b.Fatal(err)
 	}
 	return files
+}
+
+// shapeLanguages keeps the sample's English documents alone (langs 1) or
+// copies them to every other language (langs 5).
+func shapeLanguages(g map[string]any, langs int) {
+	docs := g["media"].(map[string]any)["documents"].(map[string]any)
+	switch langs {
+	case 1:
+		for lang := range docs {
+			if lang != "en" {
+				delete(docs, lang)
+			}
+		}
+	case 5:
+		for _, lang := range []string{"fr", "es", "it", "zh"} {
+			docs[lang] = docs["en"]
+		}
+	}
+}
+
+// shapeViews keeps the sample's first views or adds metric views hiding
+// the video until there are views of them.
+func shapeViews(g map[string]any, views int) {
+	vs := g["views"].([]any)
+	switch {
+	case views == 0:
+	case views <= len(vs):
+		vs = vs[:views]
+	default:
+		for len(vs) < views {
+			vs = append(vs, map[string]any{"units": "metric", "hidden": []any{"video"}})
+		}
+	}
+	g["views"] = vs
 }
 
 // benchViewID returns the id of view i of generated guide n.
@@ -120,12 +179,6 @@ func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (a *arrivals) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.at)
-}
-
 func (a *arrivals) of(guideID string) (time.Time, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -158,28 +211,165 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 // BenchmarkUploadLatency measures, as "guidepub dev" runs (watcher,
-// exporter, static server, sidecar queue on SQLite, one loopback webhook
-// receiver), the time from the moment an upload is complete (guide.json
-// renamed into place) until the new guide's status document is served, and
-// until its ready event reaches the receiver: 200 uploads of new guides
-// into a source folder holding 1,000.
+// exporter at default settings, static server, sidecar queue on SQLite, one
+// loopback webhook receiver, all in this process), the time from the moment
+// an upload is complete (guide.json renamed into place, its media written
+// before) until the new guide's default view serves a "ready" data/status
+// (served-p50-ms, served-p99-ms), and until its ready event reaches the
+// receiver (webhook-p50-ms, webhook-p99-ms); cpu-ms/upload is the process's
+// CPU time over the uploads divided by their number. Each run uploads
+// GUIDEPUB_BENCH_UPLOADS new guides (default 30) one after the other, each
+// once the previous one's event has arrived, made from the 301-king-st-e
+// sample with documents in 1 or 5 languages (English alone, or English
+// copied to fr, es, it and zh) and 1 or 3 views, into a source folder that
+// already holds a corpus of GUIDEPUB_BENCH_GUIDES guides (comma-separated;
+// default 100 and 1,000).
+//
+// The corpus is the sample as it is (two views, English and French, an
+// alias, no webhook), each guide measuring differently, exported once by
+// the exporter at default settings (every encoding, pages, renditions,
+// records) and kept under the user's cache folder
+// (GUIDEPUB_BENCH_CACHE to choose another), keyed by the SHA-256 of the
+// test binary, so any change of the code exports it again. Each run copies
+// it (cp -a, times kept) and starts the watcher on the copy with a new
+// SQLite store: the catch-up must find every guide up to date, and the run
+// fails unless it re-exported none (start-reexported, always 0). Making a
+// corpus of 400 guides took 13 minutes on a loaded 2-core machine, and
+// each copy of it 40 to 100 s; the runs after a first one skip the former.
+//
+// GUIDEPUB_BENCH_CPUPROFILE=file writes a CPU profile of each run's uploads
+// alone, setup excluded, to file.<run name>.
 func BenchmarkUploadLatency(b *testing.B) {
-	const existing, uploads = 1000, 200
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	root := b.TempDir()
-	src, out, priv := filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "private")
+	uploads := 30
+	if s := os.Getenv("GUIDEPUB_BENCH_UPLOADS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("GUIDEPUB_BENCH_UPLOADS=%q: want a positive number", s)
+		}
+		uploads = n
+	}
+	sizes := []int{100, 1000}
+	if os.Getenv("GUIDEPUB_BENCH_GUIDES") != "" {
+		sizes = benchSizes()
+	}
+	for _, existing := range sizes {
+		for _, langs := range []int{1, 5} {
+			for _, views := range []int{1, 3} {
+				name := fmt.Sprintf("guides=%d/langs=%d/views=%d", existing, langs, views)
+				b.Run(name, func(b *testing.B) {
+					corpus := uploadCorpus(b, existing)
+					shape := guideShape{langs: langs, views: views}
+					benchmarkUploadLatency(b, corpus, existing, uploads, shape)
+				})
+			}
+		}
+	}
+}
+
+// uploadCorpus returns a folder holding src, out and private: existing
+// generated guides exported, made once per test binary and kept in the
+// cache.
+func uploadCorpus(b *testing.B, existing int) string {
+	b.Helper()
+	root := os.Getenv("GUIDEPUB_BENCH_CACHE")
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			b.Fatal(err)
+		}
+		root = filepath.Join(c, "guidepub", "bench-upload-latency")
+	}
+	key, err := binaryKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(root, key, fmt.Sprintf("guides=%d", existing))
+	done := filepath.Join(dir, "complete")
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	// Corpora of other versions of the code are of no use any more.
+	olds, _ := os.ReadDir(root)
+	for _, o := range olds {
+		if o.Name() != key {
+			os.RemoveAll(filepath.Join(root, o.Name()))
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	src, out, priv := filepath.Join(dir, "src"), filepath.Join(dir, "out"), filepath.Join(dir, "private")
 	for _, d := range []string{src, out, priv} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
+	for n := range existing {
+		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", n)), shapedBundle(b, n, guideShape{}))
+	}
+	ex, err := exporter.New(exporterConfig(src, out, priv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep, err := ex.ExportAll(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.Rejected > 0 || len(rep.Guides) != existing {
+		b.Fatalf("corpus: %d guides exported, %d rejected, want %d", len(rep.Guides), rep.Rejected, existing)
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("corpus of %d guides exported in %v into %s", existing, time.Since(t0).Round(time.Second), dir)
+	return dir
+}
+
+// binaryKey returns the first 16 hex digits of the SHA-256 of the running
+// test binary.
+func binaryKey() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// reexported returns how many guides of rep had a file written or deleted.
+func reexported(rep *exporter.Report) int {
+	n := 0
+	for _, g := range rep.Guides {
+		if g.Changed || g.Written > 0 || g.Deleted > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, shape guideShape) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := b.TempDir()
+	t0 := time.Now()
+	if out, err := exec.Command("cp", "-a", corpus+"/.", root).CombinedOutput(); err != nil {
+		b.Fatalf("copying the corpus: %v: %s", err, out)
+	}
+	b.Logf("corpus of %d guides copied in %v", existing, time.Since(t0).Round(time.Millisecond))
+	src, out, priv := filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "private")
 	rcv := &arrivals{at: map[string]time.Time{}, kick: make(chan struct{}, 1)}
 	hook := httptest.NewServer(rcv)
 	defer hook.Close()
-	for n := range existing {
-		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", n)), benchBundle(b, n, hook.URL))
-	}
+	shape.hook = hook.URL
 
 	logger := slog.New(slog.DiscardHandler)
 	scfg := newSidecarConfig(priv, filepath.Join(root, "guidepub.db"), logger)
@@ -192,8 +382,7 @@ func BenchmarkUploadLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer parts.Close(context.Background())
-	osfs := afero.NewOsFs()
-	static, err := serve.New(osfs, out, noWatchServe())
+	static, err := serve.New(afero.NewOsFs(), out, noWatchServe())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -219,24 +408,28 @@ func BenchmarkUploadLatency(b *testing.B) {
 			Started: func(rep *exporter.Report) { started <- rep },
 		})
 	}()
-	setup := time.Now()
+	t0 = time.Now()
 	select {
 	case rep := <-started:
-		if rep.Rejected > 0 {
-			b.Fatalf("%d generated bundles rejected", rep.Rejected)
+		if len(rep.Guides) != existing || rep.Rejected > 0 {
+			b.Fatalf("start: %d guides, %d rejected, want %d", len(rep.Guides), rep.Rejected, existing)
+		}
+		if n := reexported(rep); n > 0 {
+			b.Fatalf("start: %d guides of the corpus exported again, want none", n)
 		}
 	case err := <-stopped:
 		b.Fatalf("watch ended: %v", err)
 	}
-	rcv.wait(b, "the first export's events", 5*time.Minute, func() bool { return rcv.count() >= existing })
-	b.Logf("setup: %d guides exported and their events delivered in %v", existing, time.Since(setup).Round(time.Millisecond))
+	b.Logf("watcher started on %d guides, none exported again, in %v", existing, time.Since(t0).Round(time.Millisecond))
 
+	stop := startUploadProfile(b)
 	served := make([]time.Duration, 0, uploads)
 	hooked := make([]time.Duration, 0, uploads)
+	cpu0 := procstat.CPUTime()
 	b.ResetTimer()
 	for i := range uploads {
 		n := existing + i
-		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", n)), benchBundle(b, n, hook.URL))
+		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", n)), shapedBundle(b, n, shape))
 		t0 := time.Now()
 		status := "/" + benchViewID(n, 0) + "/data/status"
 		rcv.wait(b, status, time.Minute, func() bool {
@@ -251,6 +444,8 @@ func BenchmarkUploadLatency(b *testing.B) {
 		hooked = append(hooked, at.Sub(t0))
 	}
 	b.StopTimer()
+	cpu := procstat.CPUTime() - cpu0
+	stop()
 	slices.Sort(served)
 	slices.Sort(hooked)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -258,8 +453,33 @@ func BenchmarkUploadLatency(b *testing.B) {
 	b.ReportMetric(ms(percentile(served, 99)), "served-p99-ms")
 	b.ReportMetric(ms(percentile(hooked, 50)), "webhook-p50-ms")
 	b.ReportMetric(ms(percentile(hooked, 99)), "webhook-p99-ms")
+	b.ReportMetric(ms(cpu)/float64(uploads), "cpu-ms/upload")
+	b.ReportMetric(0, "start-reexported") // the start failed the run otherwise
 	cancel()
 	if err := <-stopped; err != nil {
 		b.Errorf("watch: %v", err)
+	}
+}
+
+// startUploadProfile starts a CPU profile into
+// $GUIDEPUB_BENCH_CPUPROFILE.<run name> when that is set, and returns what
+// stops it.
+func startUploadProfile(b *testing.B) (stop func()) {
+	base := os.Getenv("GUIDEPUB_BENCH_CPUPROFILE")
+	if base == "" {
+		return func() {}
+	}
+	name := strings.NewReplacer("/", ".", "=", "").Replace(strings.TrimPrefix(b.Name(), "BenchmarkUploadLatency/"))
+	f, err := os.Create(base + "." + name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
