@@ -66,23 +66,24 @@ func (c *compareWriter) atEnd() bool {
 // writes, and returns fill's error when fill fails for another reason than
 // a difference. h gets what fill wrote up to the first difference.
 func produces(t Tree, p string, h io.Writer, fill func(io.Writer) error) (bool, error) {
-	var dst io.Reader = bytes.NewReader(nil)
-	same := false
-	if checkPath(p) == nil {
-		if f, err := t.FS.Open(t.Abs(p)); err == nil {
-			defer f.Close()
-			dst, same = f, true
-		}
+	if checkPath(p) != nil {
+		return false, nil
 	}
+	dst, err := t.FS.Open(t.Abs(p))
+	if err != nil {
+		// Nothing to compare with: fill runs once, to write p.
+		return false, nil
+	}
+	defer dst.Close()
 	cw := &compareWriter{r: dst}
-	err := fill(io.MultiWriter(cw, h))
+	err = fill(io.MultiWriter(cw, h))
 	if errors.Is(err, errDiffers) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return same && cw.atEnd(), nil
+	return cw.atEnd(), nil
 }
 
 // rejectFile returns the *bundle.Error of the bundle file rel whose
@@ -130,6 +131,7 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	}
 	if same {
 		w.res.Unchanged++
+		w.srcMade = before
 		h.Sum(sum[:0])
 		return sum, nil
 	}
@@ -152,6 +154,7 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	d := Digest{SHA256: sumOf(h)}
 	m.Sum(d.MD5[:0])
 	w.written(t, f.Path, cw.n, d)
+	w.srcMade = before
 	return d.SHA256, nil
 }
 
@@ -196,6 +199,7 @@ func (w *guideWriter) stripPDF(t Tree, b *bundle.Bundle, f render.File, attempt 
 	if err := w.write(t, f.Path, out.Bytes()); err != nil {
 		return sum, err
 	}
+	w.srcMade = before
 	return sha256.Sum256(out.Bytes()), nil
 }
 
@@ -237,6 +241,7 @@ func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha
 	if old, err := t.Read(f.Path); err == nil && media.KeyOf(old) == key {
 		w.res.Unchanged++
 		w.remember(key, f.Path)
+		w.srcMade = before
 		return sha256.Sum256(old), nil
 	}
 	c := w.cache()
@@ -258,6 +263,7 @@ func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha
 		return sum, err
 	}
 	w.remember(key, f.Path)
+	w.srcMade = before
 	return sha256.Sum256(data), nil
 }
 

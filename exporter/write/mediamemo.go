@@ -1,0 +1,269 @@
+package write
+
+import (
+	"crypto/md5"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/media"
+	"github.com/guidepub/guidepub/exporter/render"
+)
+
+// Media work done once (see docs/output.md#media-made-once). A media file
+// is a function of its source's bytes and its transformation (a copy, a
+// strip of its format, a rendition of a width, under the media rules of
+// media.Version, fixed for a process): so
+//
+//   - within one export, the first file of a source and transformation
+//     makes the product; every other destination of it (the same PDF in
+//     five languages' folders) is copied from the first one's file, its
+//     SHA-256 checked against the product's (productShare);
+//   - across the exports of one Writer, a destination is left alone,
+//     without reading its source or itself, when its source has the stamp
+//     (size, modification and change times) it had when the product was
+//     made and the destination the stamp it had once written or found
+//     holding the product (mediaMemo). Anything else (a source changed or
+//     replaced, a destination rewritten, touched or deleted) makes the
+//     file again the ordinary way, which reads the source, re-checks it
+//     did not change while read, and compares with what is there.
+//
+// The memo lives in memory: the first export of a process checks every
+// file once, as before.
+
+// mediaKey is one source and transformation.
+type mediaKey struct {
+	src    string // the bundle file, as opened (folder and path)
+	format media.Format
+	width  int
+}
+
+// keyOf returns the source and transformation of the media file f of b.
+func keyOf(b *bundle.Bundle, f render.File) mediaKey {
+	return mediaKey{src: filepath.Join(b.Dir, filepath.FromSlash(f.Src)), format: f.Format, width: f.Width}
+}
+
+// made is one destination as last written or found holding its product.
+type made struct {
+	key      mediaKey
+	src, dst stamp // the source's when the product was made, the destination's then
+	sum      [sha256.Size]byte
+}
+
+// mediaMemo is what a Writer made, by tree root and path.
+type mediaMemo struct {
+	mu sync.Mutex
+	m  map[[2]string]made
+}
+
+func (mm *mediaMemo) get(t Tree, p string) (made, bool) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	m, ok := mm.m[[2]string{t.Root, p}]
+	return m, ok
+}
+
+// set records m as what p of t holds, or forgets p when m.key is zero.
+func (mm *mediaMemo) set(t Tree, p string, m made) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if mm.m == nil {
+		mm.m = map[[2]string]made{}
+	}
+	if m.key == (mediaKey{}) {
+		delete(mm.m, [2]string{t.Root, p})
+		return
+	}
+	mm.m[[2]string{t.Root, p}] = m
+}
+
+// sourceStamp returns the stamp of the bundle file of f, opened as the
+// copy opens it (no symbolic link, no other hard link).
+func sourceStamp(b *bundle.Bundle, f render.File) (stamp, error) {
+	src, err := b.Open(f.Src)
+	if err != nil {
+		return stamp{}, err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return stamp{}, err
+	}
+	return stampOf(fi), nil
+}
+
+// destStamp returns the stamp of p in t, false when it is not a regular
+// file.
+func destStamp(t Tree, p string) (stamp, bool) {
+	if checkPath(p) != nil {
+		return stamp{}, false
+	}
+	fi, err := t.FS.Stat(t.Abs(p))
+	if err != nil || !fi.Mode().IsRegular() {
+		return stamp{}, false
+	}
+	return stampOf(fi), true
+}
+
+// productShare is what the files of one export made, by source and
+// transformation: the first file of a key makes it, the others wait for
+// it and copy its file.
+type productShare struct {
+	mu sync.Mutex
+	m  map[mediaKey]*product
+}
+
+// product is the outcome of the first file of a key; done is closed once
+// it is known.
+type product struct {
+	done chan struct{}
+	ok   bool
+	t    Tree
+	path string
+	made made
+}
+
+// claim returns the product of k and whether the caller is the first
+// file of k, which must call finish.
+func (ps *productShare) claim(k mediaKey) (*product, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if p, ok := ps.m[k]; ok {
+		return p, false
+	}
+	if ps.m == nil {
+		ps.m = map[mediaKey]*product{}
+	}
+	p := &product{done: make(chan struct{})}
+	ps.m[k] = p
+	return p, true
+}
+
+// putMedia publishes the media file f of b at f.Path of t (putSource)
+// unless the memo shows it done, or another file of this export made the
+// same product (copied from there); it records what p now holds.
+func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
+	k := keyOf(b, f)
+	srcNow, err := sourceStamp(b, f)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	memo := &w.e.memo
+	if m, ok := memo.get(t, f.Path); ok && m.key == k && m.src == srcNow && !w.e.Verifying() {
+		if dst, ok := destStamp(t, f.Path); ok && dst == m.dst {
+			w.res.Unchanged++
+			if w.share != nil {
+				// Other destinations of k copy it from here.
+				if p, first := w.share.claim(k); first {
+					p.ok, p.t, p.path, p.made = true, t, f.Path, m
+					close(p.done)
+				}
+			}
+			return m.sum, nil
+		}
+	}
+	memo.set(t, f.Path, made{}) // until it is known again
+	var p *product
+	first := true
+	if w.share != nil {
+		p, first = w.share.claim(k)
+	}
+	if !first {
+		<-p.done
+		if p.ok && p.made.src == srcNow {
+			if sum, ok, err := w.copyProduct(t, f.Path, p.t, p.path, p.made.sum); err != nil || ok {
+				w.rememberMade(t, f.Path, p.made)
+				return sum, err
+			}
+		}
+	}
+	w.srcMade = stamp{}
+	sum, err := w.putSource(t, b, f)
+	if err == nil && w.srcMade != (stamp{}) {
+		m := made{key: k, src: w.srcMade, sum: sum}
+		w.rememberMade(t, f.Path, m)
+		if first && p != nil {
+			p.ok, p.t, p.path, p.made = true, t, f.Path, m
+		}
+	}
+	if first && p != nil {
+		close(p.done)
+	}
+	return sum, err
+}
+
+// rememberMade records that p of t holds the product m, with p's stamp now.
+func (w *guideWriter) rememberMade(t Tree, p string, m made) {
+	dst, ok := destStamp(t, p)
+	if !ok {
+		return
+	}
+	m.dst = dst
+	w.e.memo.set(t, p, m)
+}
+
+// copyProduct publishes at p of t the product whose SHA-256 is want, from
+// the file from of tree ft that holds it, unless p holds it already. It
+// returns false, with nothing written, when ft's file does not hold it
+// (any more): the caller makes it from the source.
+func (w *guideWriter) copyProduct(t Tree, p string, ft Tree, from string, want [sha256.Size]byte) ([sha256.Size]byte, bool, error) {
+	src, err := ft.FS.Open(ft.Abs(from))
+	if err != nil {
+		return want, false, nil
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return want, false, nil
+	}
+	buf := make([]byte, CopyBufSize)
+	h := sha256.New()
+	same, _, err := sameContent(t, p, src, fi.Size(), h, buf)
+	if err != nil {
+		return want, false, nil
+	}
+	if same && sumOf(h) == want {
+		w.res.Unchanged++
+		return want, true, nil
+	}
+	var m hash.Hash
+	hw := io.Writer(h)
+	if w.isPublic(t) {
+		m = md5.New()
+		hw = io.MultiWriter(h, m)
+	}
+	var n int64
+	err = t.writeFunc(p, func(out io.Writer) error {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		h.Reset()
+		if m != nil {
+			m.Reset()
+		}
+		var err error
+		if n, err = copyHashing(out, src, hw, buf, func() {}); err != nil {
+			return err
+		}
+		if sumOf(h) != want {
+			return errDiffers
+		}
+		return nil
+	})
+	if errors.Is(err, errDiffers) {
+		return want, false, nil
+	}
+	if err != nil {
+		return want, false, err
+	}
+	d := Digest{SHA256: want}
+	if m != nil {
+		m.Sum(d.MD5[:0])
+	}
+	w.written(t, p, n, d)
+	return want, true, nil
+}
