@@ -3,6 +3,7 @@ package write
 import (
 	"crypto/md5"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"hash"
 	"io"
@@ -14,7 +15,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/render"
 )
 
-// Media work done once (see docs/output.md#media-made-once). A media file
+// Media work done once (see docs/robustness.md#media-made-once). A media file
 // is a function of its source's bytes and its transformation (a copy, a
 // strip of its format, a rendition of a width, under the media rules of
 // media.Version, fixed for a process): so
@@ -47,38 +48,98 @@ func keyOf(b *bundle.Bundle, f render.File) mediaKey {
 	return mediaKey{src: filepath.Join(b.Dir, filepath.FromSlash(f.Src)), format: f.Format, width: f.Width}
 }
 
-// made is one destination as last written or found holding its product.
+// made is a product: its source and transformation, the source's stamp
+// when it was made, and its SHA-256.
 type made struct {
-	key      mediaKey
-	src, dst stamp // the source's when the product was made, the destination's then
-	sum      [sha256.Size]byte
+	key mediaKey
+	src stamp
+	sum [sha256.Size]byte
 }
 
-// mediaMemo is what a Writer made, by tree root and path.
+// memoCap is how many files a mediaMemo remembers before it starts
+// forgetting the least recently used half: about 100 bytes each, a few
+// megabytes in all, whatever the number of guides a watcher serves.
+const memoCap = 1 << 15
+
+// mediaMemo is what a Writer made, by tree and path: for each file, a
+// check of the product's source, transformation and stamps and of the
+// file's stamp, and the product's SHA-256. It keeps two generations:
+// when the current one is full it becomes the previous one, and a file
+// found in the previous one moves to the current one.
 type mediaMemo struct {
-	mu sync.Mutex
-	m  map[[2]string]made
+	mu        sync.Mutex
+	cur, prev map[[16]byte]memoEntry
 }
 
-func (mm *mediaMemo) get(t Tree, p string) (made, bool) {
-	mm.mu.Lock()
-	defer mm.mu.Unlock()
-	m, ok := mm.m[[2]string{t.Root, p}]
-	return m, ok
+// memoEntry is what a mediaMemo keeps of one file.
+type memoEntry struct {
+	check [16]byte // memoCheck of the product and the file's stamp
+	sum   [sha256.Size]byte
 }
 
-// set records m as what p of t holds, or forgets p when m.key is zero.
-func (mm *mediaMemo) set(t Tree, p string, m made) {
-	mm.mu.Lock()
-	defer mm.mu.Unlock()
-	if mm.m == nil {
-		mm.m = map[[2]string]made{}
+// memoPath names p of t in a mediaMemo.
+func memoPath(t Tree, p string) [16]byte {
+	h := sha256.Sum256([]byte(t.Root + "\x00" + p))
+	return [16]byte(h[:16])
+}
+
+// memoCheck is what identifies the product m in a file of stamp dst.
+func memoCheck(m made, dst stamp) [16]byte {
+	b := []byte(m.key.src + "\x00" + string(m.key.format) + "\x00")
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.key.width))
+	for _, s := range []stamp{m.src, dst} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.size))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.mtime.UnixNano()))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.ctime.UnixNano()))
 	}
+	b = append(b, m.sum[:]...)
+	h := sha256.Sum256(b)
+	return [16]byte(h[:16])
+}
+
+// holds reports whether p of t, of stamp dst, is known to hold the
+// product of k made from a source of stamp src, and returns its SHA-256.
+func (mm *mediaMemo) holds(t Tree, p string, k mediaKey, src, dst stamp) ([sha256.Size]byte, bool) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	id := memoPath(t, p)
+	e, ok := mm.cur[id]
+	if !ok {
+		if e, ok = mm.prev[id]; ok {
+			delete(mm.prev, id)
+			mm.put(id, e)
+		}
+	}
+	if !ok || memoCheck(made{key: k, src: src, sum: e.sum}, dst) != e.check {
+		return [sha256.Size]byte{}, false
+	}
+	return e.sum, true
+}
+
+// set records that p of t, of stamp dst, holds the product m, or forgets
+// p when m.key is zero.
+func (mm *mediaMemo) set(t Tree, p string, m made, dst stamp) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	id := memoPath(t, p)
+	delete(mm.prev, id)
 	if m.key == (mediaKey{}) {
-		delete(mm.m, [2]string{t.Root, p})
+		delete(mm.cur, id)
 		return
 	}
-	mm.m[[2]string{t.Root, p}] = m
+	mm.put(id, memoEntry{check: memoCheck(m, dst), sum: m.sum})
+}
+
+// put adds e to the current generation, which becomes the previous one
+// when full.
+func (mm *mediaMemo) put(id [16]byte, e memoEntry) {
+	if len(mm.cur) >= memoCap/2 {
+		mm.prev, mm.cur = mm.cur, nil
+	}
+	if mm.cur == nil {
+		mm.cur = map[[16]byte]memoEntry{}
+	}
+	mm.cur[id] = e
 }
 
 // sourceStamp returns the stamp of the bundle file of f, opened as the
@@ -153,20 +214,22 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 		return [sha256.Size]byte{}, err
 	}
 	memo := &w.e.memo
-	if m, ok := memo.get(t, f.Path); ok && m.key == k && m.src == srcNow && !w.e.Verifying() {
-		if dst, ok := destStamp(t, f.Path); ok && dst == m.dst {
-			w.res.Unchanged++
-			if w.share != nil {
-				// Other destinations of k copy it from here.
-				if p, first := w.share.claim(k); first {
-					p.ok, p.t, p.path, p.made = true, t, f.Path, m
-					close(p.done)
+	if !w.e.Verifying() {
+		if dst, ok := destStamp(t, f.Path); ok {
+			if sum, ok := memo.holds(t, f.Path, k, srcNow, dst); ok {
+				w.res.Unchanged++
+				if w.share != nil {
+					// Other destinations of k copy it from here.
+					if p, first := w.share.claim(k); first {
+						p.ok, p.t, p.path, p.made = true, t, f.Path, made{key: k, src: srcNow, sum: sum}
+						close(p.done)
+					}
 				}
+				return sum, nil
 			}
-			return m.sum, nil
 		}
 	}
-	memo.set(t, f.Path, made{}) // until it is known again
+	memo.set(t, f.Path, made{}, stamp{}) // until it is known again
 	var p *product
 	first := true
 	if w.share != nil {
@@ -202,8 +265,7 @@ func (w *guideWriter) rememberMade(t Tree, p string, m made) {
 	if !ok {
 		return
 	}
-	m.dst = dst
-	w.e.memo.set(t, p, m)
+	w.e.memo.set(t, p, m, dst)
 }
 
 // copyProduct publishes at p of t the product whose SHA-256 is want, from
