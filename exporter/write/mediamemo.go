@@ -238,9 +238,13 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 	if !first {
 		<-p.done
 		if p.ok && p.made.src == srcNow {
-			if sum, ok, err := w.copyProduct(t, f.Path, p.t, p.path, p.made.sum); err != nil || ok {
-				w.rememberMade(t, f.Path, p.made)
+			sum, ok, err := w.copyProduct(t, f.Path, p.t, p.path, p.made.sum)
+			if err != nil {
 				return sum, err
+			}
+			if ok {
+				w.rememberMade(t, f.Path, p.made)
+				return sum, nil
 			}
 		}
 	}
