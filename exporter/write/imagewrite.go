@@ -92,7 +92,7 @@ func rejectFile(b *bundle.Bundle, rel string, err error) error {
 	return &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + rel, Message: "the file is " + err.Error()}}}
 }
 
-// stripMedia is putMedia for a public image: it publishes the bundle
+// stripMedia is putSource for a public image: it publishes the bundle
 // image f.Src without its private metadata (media.Strip), unless f.Path
 // already holds exactly that. A source that changes while it is read is
 // errChanged; one that is not a well-formed image rejects the bundle.
@@ -158,7 +158,7 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	return d.SHA256, nil
 }
 
-// stripPDF is putMedia for a public PDF: it publishes the bundle PDF
+// stripPDF is putSource for a public PDF: it publishes the bundle PDF
 // f.Src without its metadata (media.StripPDF). The document is read and
 // rewritten in memory (the parser holds all of it anyway) and written like
 // a document, so that it is parsed once; the rewrite is a decode
@@ -217,7 +217,7 @@ func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, s
 	return src, stampOf(fi), nil
 }
 
-// renderMedia is putMedia for a rendition: the published file is up to
+// renderMedia is putSource for a rendition: the published file is up to
 // date when it carries the key of the source's content and width
 // (media.RenditionKey); otherwise it is copied from the same rendition
 // published earlier in this export, or made.

@@ -86,7 +86,7 @@ func (w *guideWriter) putSource(t Tree, b *bundle.Bundle, f render.File) ([sha25
 	return sum, &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + f.Src, Message: MsgChanged}}}
 }
 
-// copyMedia is one attempt of putMedia; it returns errChanged when the
+// copyMedia is one attempt of putSource; it returns errChanged when the
 // source changed while it was read.
 func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
