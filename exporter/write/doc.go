@@ -12,7 +12,9 @@
 // stripped of private metadata, renditions made once per source through
 // a memory budget that every decode shares, with a record of each decode
 // in progress so that a file that killed the process is refused
-// (decodes.go). A marker in the private tree says writes are in progress
+// (decodes.go). A media file is made once per source and transformation
+// in an export, and not again while its source and its published file
+// keep their stamps (mediamemo.go). A marker in the private tree says writes are in progress
 // (Begin, End); an exporter that finds it at start repairs what an
 // interrupted export may have left (repair.go, Verifying).
 package write

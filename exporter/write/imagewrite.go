@@ -66,23 +66,24 @@ func (c *compareWriter) atEnd() bool {
 // writes, and returns fill's error when fill fails for another reason than
 // a difference. h gets what fill wrote up to the first difference.
 func produces(t Tree, p string, h io.Writer, fill func(io.Writer) error) (bool, error) {
-	var dst io.Reader = bytes.NewReader(nil)
-	same := false
-	if checkPath(p) == nil {
-		if f, err := t.FS.Open(t.Abs(p)); err == nil {
-			defer f.Close()
-			dst, same = f, true
-		}
+	if checkPath(p) != nil {
+		return false, nil
 	}
+	dst, err := t.FS.Open(t.Abs(p))
+	if err != nil {
+		// Nothing to compare with: fill runs once, to write p.
+		return false, nil
+	}
+	defer dst.Close()
 	cw := &compareWriter{r: dst}
-	err := fill(io.MultiWriter(cw, h))
+	err = fill(io.MultiWriter(cw, h))
 	if errors.Is(err, errDiffers) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return same && cw.atEnd(), nil
+	return cw.atEnd(), nil
 }
 
 // rejectFile returns the *bundle.Error of the bundle file rel whose
@@ -91,7 +92,7 @@ func rejectFile(b *bundle.Bundle, rel string, err error) error {
 	return &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + rel, Message: "the file is " + err.Error()}}}
 }
 
-// stripMedia is putMedia for a public image: it publishes the bundle
+// stripMedia is putSource for a public image: it publishes the bundle
 // image f.Src without its private metadata (media.Strip), unless f.Path
 // already holds exactly that. A source that changes while it is read is
 // errChanged; one that is not a well-formed image rejects the bundle.
@@ -130,6 +131,7 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	}
 	if same {
 		w.res.Unchanged++
+		w.srcMade = before
 		h.Sum(sum[:0])
 		return sum, nil
 	}
@@ -152,10 +154,11 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	d := Digest{SHA256: sumOf(h)}
 	m.Sum(d.MD5[:0])
 	w.written(t, f.Path, cw.n, d)
+	w.srcMade = before
 	return d.SHA256, nil
 }
 
-// stripPDF is putMedia for a public PDF: it publishes the bundle PDF
+// stripPDF is putSource for a public PDF: it publishes the bundle PDF
 // f.Src without its metadata (media.StripPDF). The document is read and
 // rewritten in memory (the parser holds all of it anyway) and written like
 // a document, so that it is parsed once; the rewrite is a decode
@@ -196,6 +199,7 @@ func (w *guideWriter) stripPDF(t Tree, b *bundle.Bundle, f render.File, attempt 
 	if err := w.write(t, f.Path, out.Bytes()); err != nil {
 		return sum, err
 	}
+	w.srcMade = before
 	return sha256.Sum256(out.Bytes()), nil
 }
 
@@ -213,7 +217,7 @@ func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, s
 	return src, stampOf(fi), nil
 }
 
-// renderMedia is putMedia for a rendition: the published file is up to
+// renderMedia is putSource for a rendition: the published file is up to
 // date when it carries the key of the source's content and width
 // (media.RenditionKey); otherwise it is copied from the same rendition
 // published earlier in this export, or made.
@@ -237,6 +241,7 @@ func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha
 	if old, err := t.Read(f.Path); err == nil && media.KeyOf(old) == key {
 		w.res.Unchanged++
 		w.remember(key, f.Path)
+		w.srcMade = before
 		return sha256.Sum256(old), nil
 	}
 	c := w.cache()
@@ -258,6 +263,7 @@ func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha
 		return sum, err
 	}
 	w.remember(key, f.Path)
+	w.srcMade = before
 	return sha256.Sum256(data), nil
 }
 

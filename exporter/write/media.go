@@ -52,15 +52,16 @@ func stampOf(fi os.FileInfo) stamp {
 	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: ctimeOf(fi)}
 }
 
-// putMedia publishes the bundle file f.Src at f.Path of t by streaming it
+// putSource publishes the bundle file f.Src at f.Path of t by streaming it
 // (memory does not grow with the file's size) and returns the SHA-256 of
 // what it published: a copy, or for a public image or PDF a copy without
 // its private metadata, or a rendition (imagewrite.go). A destination that already holds the same bytes is
 // left alone. When the source changes during the copy (its size, times or
 // length read differ), the copy is discarded and tried once more; a second
 // change rejects the bundle with a *bundle.Error (MsgChanged). Nothing
-// partial or mixed is ever published.
-func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
+// partial or mixed is ever published. On success w.srcMade is the stamp of
+// the source the file was made from.
+func (w *guideWriter) putSource(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	for attempt := range 2 {
 		var (
@@ -85,7 +86,7 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 	return sum, &bundle.Error{Folder: b.Folder, Problems: []bundle.Problem{{File: b.Folder + "/" + f.Src, Message: MsgChanged}}}
 }
 
-// copyMedia is one attempt of putMedia; it returns errChanged when the
+// copyMedia is one attempt of putSource; it returns errChanged when the
 // source changed while it was read.
 func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
@@ -113,6 +114,7 @@ func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt
 			return sum, err
 		}
 		w.res.Unchanged++
+		w.srcMade = before
 		h.Sum(sum[:0])
 		return sum, nil
 	}
@@ -154,6 +156,7 @@ func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt
 		m.Sum(d.MD5[:0])
 	}
 	w.written(t, f.Path, written, d)
+	w.srcMade = before
 	return d.SHA256, nil
 }
 

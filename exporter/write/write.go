@@ -40,6 +40,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		err     error
 	}
 	results := make([]result, len(files))
+	share := &productShare{}
 	group := func(f render.File) [4]bool { return [4]bool{f.Private, f.Doc, f.Data == nil, f.Width > 0} }
 	for start := 0; start < len(files); {
 		end := start + 1
@@ -62,7 +63,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 				defer func() { <-sem }()
 				r := &results[i]
 				// Its own writer, so the counts need no lock.
-				fw := &guideWriter{e: w.e, res: &r.res, images: images}
+				fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
 				f := files[i]
 				t := w.e.pub
 				if f.Private {
@@ -194,6 +195,8 @@ type guideWriter struct {
 	// Digest when unknown (see addDigest).
 	digests map[string]Digest
 	images  *imageCache
+	share   *productShare // the media products of this export (mediamemo.go)
+	srcMade stamp         // the source stamp of the media file last made (putSource)
 }
 
 // docWrite is what put writes of one document: its compressed siblings

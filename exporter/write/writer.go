@@ -38,6 +38,7 @@ type Writer struct {
 	cpu       chan struct{} // Jobs slots for compression and decodes
 	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
 	decoding  sync.Map      // decode key -> *sync.Mutex: one decode of a content at a time
+	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
 
 	interrupted interruptState // see repair.go
 	shared      sharedFiles    // see shared.go
