@@ -108,7 +108,7 @@ func (e *Exporter) Records() *records.Records { return e.records }
 func (e *Exporter) PublicIDs(folder string) []string {
 	ids := []string{}
 	for _, id := range e.publishedIn(folder, "") {
-		if mg, ok := e.entry(id); ok {
+		if mg, ok := e.records.Summary(id); ok {
 			ids = append(ids, mg.Ids...)
 		}
 	}

@@ -162,7 +162,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	// fp covers guide.json, which names the inputs: the same fingerprint
 	// means the same inputs, so it is compared as it is, not taken again.
 	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
-		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
+		return unchangedResult(b.Folder, g.GuideID, old, len(old.Files)+len(old.Private)), *old, nil
 	}
 	p, err := render.Guide(b, e.plan, now)
 	if err != nil {
@@ -239,10 +239,11 @@ func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
 	return fp == mg.Source && e.w.Intact(mg)
 }
 
-// unchangedResult is the result of a guide found up to date.
-func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult {
+// unchangedResult is the result of a guide found up to date, whose entry
+// (mg, its summary will do) lists files files.
+func unchangedResult(folder, guideID string, mg *site.ManifestGuide, files int) GuideResult {
 	r := GuideResult{Folder: folder, GuideID: guideID, Revision: mg.Revision, Ready: mg.Ready, Views: mg.Views,
-		Unchanged: len(mg.Files) + len(mg.Private)}
+		Unchanged: files}
 	if mg.NextChange != nil {
 		r.NextChange = *mg.NextChange
 	}

@@ -238,3 +238,27 @@ func TestFolderLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsKeepSummaries: open records keep each guide's summary in
+// memory, not its lists of files, and Get reads those from the record.
+func TestRecordsKeepSummaries(t *testing.T) {
+	r := memRecords()
+	rec := memoryRecord(1)
+	if err := r.write(rec); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenRecords(r.t.FS, r.t.Root, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := memoryID(1)
+	if sum, ok := back.Summaries()[id]; !ok || sum.Files != nil || sum.Private != nil || sum.Inputs != nil || sum.Folder != rec.Folder {
+		t.Fatalf("kept in memory: %+v", sum)
+	}
+	if mg, ok := back.Get(id); !ok || !slices.Equal(mg.Files, rec.Files) || !slices.Equal(mg.Private, rec.Private) || !slices.Equal(mg.Inputs, rec.Inputs) {
+		t.Fatalf("Get = %+v", mg)
+	}
+	if f, ok, err := back.Lookup(rec.Files[3]); err != nil || !ok || f != rec.Public[3] {
+		t.Fatalf("Lookup = %+v %v %v", f, ok, err)
+	}
+}
