@@ -49,9 +49,21 @@ func (e *Exporter) Folders() ([]string, error) {
 // wins). Rejected bundles are in the report with a *bundle.Error and keep
 // what they published before; the error is non-nil only for I/O failures
 // (listing SrcDir, writing or deleting files or records), joined
-// when several guides fail, and the report is returned with it.
+// when several guides fail, and the report is returned with it. The
+// report keeps every guide's Changes, so its memory grows with the files
+// written: ExportAllEach hands them out instead.
 func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
+	return e.ExportAllEach(ctx, nil)
+}
+
+// ExportAllEach is ExportAll, calling each (when not nil) with the result
+// of every guide unpublished or exported, Changes included, as soon as
+// that guide is done, one call at a time: the report then keeps the
+// results without their Changes, so that its memory does not grow with
+// the files written (see docs/benchmarks.md).
+func (e *Exporter) ExportAllEach(ctx context.Context, each func(GuideResult)) (*Report, error) {
 	start := time.Now()
+	done := handOut(each)
 	rep := &Report{}
 	e.removeStaleTempsLogged()
 	folders, err := e.Folders()
@@ -64,9 +76,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	s := e.scan(folders)
 	// Guides whose folder vanished, or now holds another guide, go before
 	// new claims are checked.
-	ioErrs := e.unpublishGone(s, rep)
+	ioErrs := e.unpublishGone(s, rep, done)
 	results := e.claimAll(s)
-	e.publishAll(ctx, s, results)
+	e.publishAll(ctx, s, results, done)
 	for _, r := range results {
 		e.logResult(r)
 		var be *bundle.Error
@@ -80,6 +92,22 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 	}
 	rep.Duration = time.Since(start)
 	return rep, errors.Join(ioErrs...)
+}
+
+// handOut returns what ExportAllEach does with each finished result: none
+// when each is nil, else a call of each, one at a time, after which the
+// result's Changes are dropped.
+func handOut(each func(GuideResult)) func(*GuideResult) {
+	if each == nil {
+		return func(*GuideResult) {}
+	}
+	var mu sync.Mutex
+	return func(r *GuideResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		each(*r)
+		r.Changes = nil
+	}
 }
 
 // removeStaleTempsLogged removes the temporary files a killed export left
@@ -100,8 +128,9 @@ func (e *Exporter) removeStaleTempsLogged() {
 type scanned struct {
 	folders   []string
 	index     map[string]int                // folder -> index in folders
-	published map[string]site.ManifestGuide // by guide id, as the run started
+	published map[string]site.ManifestGuide // summaries by guide id, as the run started
 	current   []string                      // guide id of an up-to-date folder, else ""
+	files     []int                         // files the up-to-date guide published
 	heads     []*bundle.Guide               // ids of the bundle loaded, or nil
 	loadErr   []error                       // why the bundle did not load
 	claimed   []bool                        // ids claimed: to publish
@@ -111,8 +140,8 @@ type scanned struct {
 // time, except those whose published guide is up to date: unchanged
 // guide.json and files, no expiry since, every published file still there.
 func (e *Exporter) scan(folders []string) *scanned {
-	s := &scanned{folders: folders, index: map[string]int{}, published: e.Manifest().Guides,
-		current: make([]string, len(folders)), heads: make([]*bundle.Guide, len(folders)), loadErr: make([]error, len(folders)),
+	s := &scanned{folders: folders, index: map[string]int{}, published: e.records.Summaries(),
+		current: make([]string, len(folders)), files: make([]int, len(folders)), heads: make([]*bundle.Guide, len(folders)), loadErr: make([]error, len(folders)),
 		claimed: make([]bool, len(folders))}
 	for i, f := range folders {
 		s.index[f] = i
@@ -124,12 +153,15 @@ func (e *Exporter) scan(folders []string) *scanned {
 	now := e.cfg.Clock.Now()
 	e.parallel(len(folders), func(i int) {
 		f := folders[i]
-		if id, ok := byFolder[f]; ok {
-			mg := s.published[id]
+		if id, ok := byFolder[f]; ok && e.mayBeUpToDate(ptr(s.published[id]), now) {
+			mg, _, err := e.entry(id) // the whole entry: its files are checked
 			dir := filepath.Join(e.cfg.SrcDir, f)
-			raw, err := afero.ReadFile(e.cfg.Src, filepath.Join(dir, bundle.FileName))
+			var raw []byte
+			if err == nil {
+				raw, err = afero.ReadFile(e.cfg.Src, filepath.Join(dir, bundle.FileName))
+			}
 			if err == nil && e.upToDate(&mg, dir, raw, now) {
-				s.current[i] = id
+				s.current[i], s.files[i] = id, len(mg.Files)+len(mg.Private)
 				return
 			}
 		}
@@ -157,9 +189,9 @@ func (s *scanned) alive(folder, guideID string) bool {
 
 // unpublishGone unpublishes the guides whose folder no longer holds them
 // and that no other folder holds (a moved guide stays published while it is
-// exported from its new folder), adds them to rep and returns the I/O
-// errors.
-func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
+// exported from its new folder), gives their results to done, adds them
+// to rep and returns the I/O errors.
+func (e *Exporter) unpublishGone(s *scanned, rep *Report, done func(*GuideResult)) []error {
 	var gone []string
 	moved := map[string]bool{}
 	for i, g := range s.heads {
@@ -175,8 +207,8 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 	slices.Sort(gone)
 	var ioErrs []error
 	for _, id := range gone {
-		r, done, err := e.unpublishGoneGuide(id, s.published[id].Folder)
-		if !done {
+		r, unpublished, err := e.unpublishGoneGuide(id, s.published[id].Folder)
+		if !unpublished {
 			continue
 		}
 		if err != nil {
@@ -184,6 +216,7 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report) []error {
 			ioErrs = append(ioErrs, err)
 		}
 		e.logResult(r)
+		done(&r)
 		rep.add(r)
 	}
 	return ioErrs
@@ -197,7 +230,7 @@ func (e *Exporter) unpublishGoneGuide(id, folder string) (res GuideResult, done 
 	l := e.folderLock(folder)
 	l.Lock()
 	defer l.Unlock()
-	if mg, ok := e.entry(id); !ok || mg.Folder != folder || e.aliveOnDisk(folder, id) {
+	if mg, ok := e.records.Summary(id); !ok || mg.Folder != folder || e.aliveOnDisk(folder, id) {
 		return res, false, nil
 	}
 	res, err = e.unpublish(id)
@@ -213,7 +246,7 @@ func (e *Exporter) claimAll(s *scanned) []GuideResult {
 		results[i] = GuideResult{Folder: f, Err: s.loadErr[i]}
 		if id := s.current[i]; id != "" {
 			mg := s.published[id]
-			results[i] = unchangedResult(f, id, &mg)
+			results[i] = unchangedResult(f, id, &mg, s.files[i])
 			continue
 		}
 		g := s.heads[i]
@@ -230,8 +263,9 @@ func (e *Exporter) claimAll(s *scanned) []GuideResult {
 	return results
 }
 
-// publishAll publishes the claimed bundles, Jobs at a time, into results.
-func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideResult) {
+// publishAll publishes the claimed bundles, Jobs at a time, into results,
+// giving each result to done.
+func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideResult, done func(*GuideResult)) {
 	var bar *progressbar.ProgressBar
 	if e.cfg.Progress != nil {
 		bar = progressbar.NewOptions(len(s.folders), progressbar.OptionSetWriter(e.cfg.Progress),
@@ -241,6 +275,7 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 	e.parallel(len(s.folders), func(i int) {
 		if s.claimed[i] {
 			results[i] = e.publishLoaded(ctx, s.folders[i], s.heads[i])
+			done(&results[i])
 		}
 		if bar != nil {
 			_ = bar.Add(1)
@@ -277,6 +312,9 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundl
 	}
 	return e.publishClaimed(ctx, b)
 }
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
 
 // parallel calls fn(0..n-1), up to 2*Jobs calls at a time: while some
 // wait for the disk, others keep the Jobs compression slots (the CPU-bound

@@ -111,7 +111,7 @@ func (e *Exporter) Records() *records.Records { return e.records }
 func (e *Exporter) PublicIDs(folder string) []string {
 	ids := []string{}
 	for _, id := range e.publishedIn(folder, "") {
-		if mg, ok := e.entry(id); ok {
+		if mg, ok := e.records.Summary(id); ok {
 			ids = append(ids, mg.Ids...)
 		}
 	}
@@ -119,7 +119,7 @@ func (e *Exporter) PublicIDs(folder string) []string {
 }
 
 // entry returns the manifest entry of guide id.
-func (e *Exporter) entry(id string) (site.ManifestGuide, bool) { return e.records.Get(id) }
+func (e *Exporter) entry(id string) (site.ManifestGuide, bool, error) { return e.records.Entry(id) }
 
 // publishedIn returns the ids of the guides folder published, except the
 // guide id except, sorted.

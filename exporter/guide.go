@@ -116,7 +116,14 @@ func (e *Exporter) aliveOnDisk(folder, guideID string) bool {
 // guide id is removed afterwards.
 func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideResult {
 	g := &b.Guide
-	old, hadOld := e.entry(g.GuideID)
+	old, hadOld, err := e.entry(g.GuideID)
+	if err != nil {
+		// Without the list of what the guide published, its stale files
+		// (a photo a new hide removes) could not be deleted: the guide
+		// stays as it is until its record can be read.
+		e.published(g, nil)
+		return GuideResult{Folder: b.Folder, GuideID: g.GuideID, Err: fmt.Errorf("export %s: %w", b.Folder, err)}
+	}
 	stale := e.publishedIn(b.Folder, g.GuideID)
 	var oldp *site.ManifestGuide
 	if hadOld {
@@ -162,7 +169,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	// fp covers guide.json, which names the inputs: the same fingerprint
 	// means the same inputs, so it is compared as it is, not taken again.
 	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
-		return unchangedResult(b.Folder, g.GuideID, old), *old, nil
+		return unchangedResult(b.Folder, g.GuideID, old, len(old.Files)+len(old.Private)), *old, nil
 	}
 	p, err := render.Guide(b, e.plan, now)
 	if err != nil {
@@ -239,10 +246,11 @@ func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
 	return fp == mg.Source && e.w.Intact(mg)
 }
 
-// unchangedResult is the result of a guide found up to date.
-func unchangedResult(folder, guideID string, mg *site.ManifestGuide) GuideResult {
+// unchangedResult is the result of a guide found up to date, whose entry
+// (mg, its summary will do) lists files files.
+func unchangedResult(folder, guideID string, mg *site.ManifestGuide, files int) GuideResult {
 	r := GuideResult{Folder: folder, GuideID: guideID, Revision: mg.Revision, Ready: mg.Ready, Views: mg.Views,
-		Unchanged: len(mg.Files) + len(mg.Private)}
+		Unchanged: files}
 	if mg.NextChange != nil {
 		r.NextChange = *mg.NextChange
 	}
@@ -307,15 +315,21 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 // its guideId changed, see records.Claims.Claim), then its record, and drops it
 // from the records, which frees its ids.
 func (e *Exporter) unpublish(id string) (GuideResult, error) {
-	mg, ok := e.entry(id)
+	mg, ok, err := e.entry(id)
 	res := GuideResult{Folder: mg.Folder, GuideID: id}
+	if err != nil {
+		// Its files stay, and its record, until the record can be read.
+		sum, _ := e.records.Summary(id)
+		res.Folder = sum.Folder
+		return res, fmt.Errorf("unpublish: %w", err)
+	}
 	if !ok {
 		return res, nil
 	}
 	var c write.Counts
 	// A public file under an id another guide publishes now stays: the
 	// guide its folder holds now took the id over.
-	err := e.w.Remove(&c, mg, func(p string) bool { return e.records.OwnedByOther(p, id) })
+	err = e.w.Remove(&c, mg, func(p string) bool { return e.records.OwnedByOther(p, id) })
 	res.addCounts(c)
 	if err != nil {
 		return res, err

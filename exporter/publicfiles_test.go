@@ -99,3 +99,36 @@ func checkListed(t *testing.T, ev *env, files []FileChange) {
 		}
 	}
 }
+
+// TestExportAllEach: ExportAllEach hands out every guide's result with
+// the files it wrote, and its report keeps the results without them.
+func TestExportAllEach(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	var all []string
+	handed := map[string]bool{}
+	rep, err := ev.exporter().ExportAllEach(context.Background(), func(g GuideResult) {
+		if handed[g.Folder] {
+			t.Errorf("%s handed out twice", g.Folder)
+		}
+		handed[g.Folder] = true
+		checkListed(t, ev, g.Changes)
+		for _, f := range g.Changes {
+			all = append(all, f.Path)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Guides {
+		if len(g.Changes) != 0 {
+			t.Errorf("the report keeps %d changes of %s", len(g.Changes), g.Folder)
+		}
+		if g.Err == nil && !handed[g.Folder] {
+			t.Errorf("%s exported but not handed out", g.Folder)
+		}
+	}
+	slices.Sort(all)
+	if want := sortedNames(snapshot(t, ev.out, ev.outDir)); !slices.Equal(all, want) {
+		t.Fatalf("handed out %d files, the tree holds %d", len(all), len(want))
+	}
+}

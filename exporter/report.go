@@ -24,6 +24,8 @@ type GuideResult struct {
 	Bytes           int64     // bytes written
 	// Changes are the public files this export wrote or removed, in
 	// the order it did so: what a live publisher sends to the bucket.
+	// Exporter.ExportAllEach hands them out and leaves them out of its
+	// report.
 	Changes []FileChange
 	Err     error // *bundle.Error when rejected; an I/O error otherwise
 }

@@ -108,7 +108,9 @@ func (e *env) runExport(c *cli.Context) error {
 	piped := make(chan struct{})
 	go func() { pipe.Run(ctx); close(piped) }()
 	defer func() { cancel(); <-piped }()
-	rep, _, err := pipe.ExportAll(c.Context, func() (*exporter.Report, error) { return ex.ExportAll(c.Context) })
+	rep, _, err := pipe.ExportAll(c.Context, func(each func(exporter.GuideResult)) (*exporter.Report, error) {
+		return ex.ExportAllEach(c.Context, each)
+	})
 	if rep == nil {
 		return fmt.Errorf("export failed: %w", err)
 	}

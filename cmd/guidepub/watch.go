@@ -159,7 +159,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	// once; the export of the whole tree (the catch-up) runs beside it.
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
-	rep, next, err := pipe.ExportAll(ctx, func() (*exporter.Report, error) { return ex.ExportAll(ctx) })
+	rep, next, err := pipe.ExportAll(ctx, func(each func(exporter.GuideResult)) (*exporter.Report, error) { return ex.ExportAllEach(ctx, each) })
 	if rep != nil {
 		printProblems(s.Stderr, rep.Guides)
 		fmt.Fprintln(s.Stdout, rep.Summary())

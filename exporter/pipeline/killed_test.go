@@ -322,7 +322,7 @@ func restart(t *testing.T, tr trees, name, endpoint string) {
 	p := New(Config{Live: live})
 	runPipeline(t, p)
 	ex := tr.exporter(t, afero.NewOsFs(), afero.NewOsFs())
-	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return ex.ExportAll(ctx) }); err != nil {
+	if _, _, err := p.ExportAll(ctx, func(each func(exporter.GuideResult)) (*exporter.Report, error) { return ex.ExportAllEach(ctx, each) }); err != nil {
 		t.Fatal(err)
 	}
 	idle(t, p, 30*time.Second)

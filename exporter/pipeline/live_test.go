@@ -238,7 +238,7 @@ func TestHideWithOutboxFault(t *testing.T) {
 	defer live.Close()
 	p := New(Config{Live: live, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	runPipeline(t, p)
-	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return ex.ExportAll(ctx) }); err != nil {
+	if _, _, err := p.ExportAll(ctx, func(each func(exporter.GuideResult)) (*exporter.Report, error) { return ex.ExportAllEach(ctx, each) }); err != nil {
 		t.Fatal(err)
 	}
 	idle(t, p, 30*time.Second)

@@ -129,22 +129,19 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 }
 
 // ExportAll runs export (a whole export, the catch-up of a watcher) the
-// same way, and returns its report and, by index in rep.Guides, when to
-// export each guide again. After a catch-up every ready guide's event is
+// same way, giving export the function to call with each guide's result
+// as it is done (Exporter.ExportAllEach: what it changed goes to the live
+// publisher guide by guide, not kept to the end), and returns its report
+// and, by index in rep.Guides, when to export each guide again. After a catch-up every ready guide's event is
 // queued, changed or not: the queue keeps one delivery per revision and
 // webhook, so this queues only an event lost when a process stopped
 // between an export and its queueing.
-func (p *Pipeline) ExportAll(ctx context.Context, export func() (*exporter.Report, error)) (*exporter.Report, []time.Time, error) {
+func (p *Pipeline) ExportAll(ctx context.Context, export func(each func(exporter.GuideResult)) (*exporter.Report, error)) (*exporter.Report, []time.Time, error) {
 	done, err := p.exporting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := export()
-	if rep != nil {
-		for _, g := range rep.Guides {
-			p.record(g)
-		}
-	}
+	rep, err := export(p.record)
 	// An interrupted export may have written files of a guide it did not
 	// finish: its intent stays, and the next start reconciles.
 	done(rep != nil && err == nil)

@@ -113,7 +113,7 @@ func TestCatchUpQueuesEveryReadyGuide(t *testing.T) {
 		{GuideID: "a", Ready: true}, {GuideID: "b", Ready: false}, {GuideID: "c", Ready: true, Changed: true},
 		{GuideID: "d", Ready: true, Err: errors.New("rejected")},
 	}}
-	_, next, err := p.ExportAll(context.Background(), func() (*exporter.Report, error) { return rep, nil })
+	_, next, err := p.ExportAll(context.Background(), func(func(exporter.GuideResult)) (*exporter.Report, error) { return rep, nil })
 	if err != nil || len(next) != 4 {
 		t.Fatal(err, next)
 	}
@@ -144,7 +144,7 @@ func TestUnchangedRevisionLogged(t *testing.T) {
 	}
 	logs.Reset()
 	rep := &exporter.Report{Guides: []exporter.GuideResult{{GuideID: "g1", Ready: true, Revision: "0123456789abcdef"}}}
-	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return rep, nil }); err != nil {
+	if _, _, err := p.ExportAll(ctx, func(func(exporter.GuideResult)) (*exporter.Report, error) { return rep, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if logs.Len() != 0 {
@@ -201,7 +201,7 @@ func TestIntents(t *testing.T) {
 			t.Fatalf("a failed export with a result left its intent: %v", names())
 		}
 	}
-	if _, _, err := p.ExportAll(ctx, func() (*exporter.Report, error) { return nil, ioErr }); !errors.Is(err, ioErr) {
+	if _, _, err := p.ExportAll(ctx, func(func(exporter.GuideResult)) (*exporter.Report, error) { return nil, ioErr }); !errors.Is(err, ioErr) {
 		t.Fatal(err)
 	}
 	intent := false

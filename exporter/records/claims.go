@@ -45,7 +45,7 @@ func (c *Claims) Claim(folder string, g *bundle.Guide, m *Records, alive Alive) 
 	add := func(path, format string, args ...any) {
 		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if mg, ok := m.Get(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
+	if mg, ok := m.Summary(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
 		add("$.guideId", "guide id %q is already published by bundle %q", g.GuideID, mg.Folder)
 	} else if owner, ok := c.guides[g.GuideID]; ok && owner != folder {
 		add("$.guideId", "guide id %q is already claimed by bundle %q", g.GuideID, owner)

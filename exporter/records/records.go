@@ -159,23 +159,37 @@ func decodeRecord(data []byte, full bool) (*record, error) {
 }
 
 // Records is what an exporter published, one record per guide id: in
-// memory, each guide's manifest entry, indexed by public id (view id or
-// alias) and by bundle folder, so that a claim or a folder's removal looks
-// up what it needs in one step; on disk, one small file per guide in
-// RecordsDir of the private tree, written atomically when that guide is
-// exported or removed, so that one guide's change rewrites that guide's
-// record only. The hashes and stamps of public files stay on disk and are
-// read one guide at a time (PublicFiles, Lookup). Methods are safe for
-// concurrent use.
+// memory, a summary of each guide's manifest entry (its folder, ids,
+// revision and fingerprint: everything but its lists of files and
+// inputs), indexed by public id (view id or alias) and by bundle folder,
+// so that a claim or a folder's removal looks up what it needs in one
+// step; on disk, one small file per guide in RecordsDir of the private
+// tree, written atomically when that guide is exported or removed, so
+// that one guide's change rewrites that guide's record only. A guide's
+// lists of files (Get) and the hashes and stamps of its public files
+// (PublicFiles, Lookup) are read from its record when asked for, keeping
+// those of a few guides: memory grows by a summary per guide, whatever
+// the number of files. Methods are safe for concurrent use.
 type Records struct {
 	t   write.Tree // the private tree
 	dir string     // RecordsDir
 
 	mu     sync.Mutex
-	guides map[string]site.ManifestGuide
-	owners map[string]string          // public id -> guide id
-	byDir  map[string]map[string]bool // bundle folder -> guide ids
-	cache  map[string]*record         // a few records read for Lookup
+	guides map[string]site.ManifestGuide // summaries (summary)
+	owners map[string]string             // public id -> guide id
+	byDir  map[string]map[string]bool    // bundle folder -> guide ids
+	cache  map[string]*record            // a few records read for Lookup
+	heads  map[string]site.ManifestGuide // a few whole entries read or Set
+}
+
+// cacheSize bounds the records and entries Records keeps read.
+const cacheSize = 64
+
+// summary returns mg without its lists of files and inputs: what Records
+// keeps in memory of every guide.
+func summary(mg site.ManifestGuide) site.ManifestGuide {
+	mg.Files, mg.Private, mg.Inputs = nil, nil, nil
+	return mg
 }
 
 // OpenRecords reads the records of shard i of n (n <= 1: unsharded) from the
@@ -199,14 +213,14 @@ func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
 // newRecords returns empty records kept in folder dir of t.
 func newRecords(t write.Tree, dir string) *Records {
 	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
-		byDir: map[string]map[string]bool{}, cache: map[string]*record{}}
+		byDir: map[string]map[string]bool{}, cache: map[string]*record{}, heads: map[string]site.ManifestGuide{}}
 }
 
 // file returns the private-tree path of the record of guide id.
 func (r *Records) file(id string) string { return r.dir + "/" + id + ".json" }
 
 // load reads every record in the records folder, GOMAXPROCS at a time
-// (names are listed without a stat each).
+// (names are listed without a stat each), keeping their summaries.
 func (r *Records) load() error {
 	dir, err := r.t.FS.Open(r.t.Abs(r.dir))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -235,14 +249,18 @@ func (r *Records) load() error {
 			ids = append(ids, id)
 		}
 	}
-	recs := make([]*record, len(ids))
 	errs := make([]error, len(ids))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(ids)) {
 		wg.Go(func() {
 			for i := range next {
-				recs[i], errs[i] = r.read(ids[i], false)
+				// Each record's summary is kept as it is read: the
+				// heads are never all in memory at once.
+				rec, err := r.read(ids[i], false)
+				if errs[i] = err; err == nil {
+					r.index(rec.GuideID, rec.entry())
+				}
 			}
 		})
 	}
@@ -251,13 +269,7 @@ func (r *Records) load() error {
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		r.Set(rec.GuideID, rec.entry())
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // read reads and decodes the record of guide id (its head only unless
@@ -322,6 +334,7 @@ func (r *Records) write(rec *record) error {
 	}
 	r.mu.Lock()
 	delete(r.cache, rec.GuideID)
+	delete(r.heads, rec.GuideID)
 	r.mu.Unlock()
 	return nil
 }
@@ -333,20 +346,69 @@ func (r *Records) Delete(id string) error {
 	}
 	r.mu.Lock()
 	delete(r.cache, id)
+	delete(r.heads, id)
 	r.mu.Unlock()
 	return nil
 }
 
-// Get returns the entry of guide id.
+// Get returns the entry of guide id, read from its record (or from the
+// few kept since); a guide whose record cannot be read gives its summary
+// (no files). For tests and tools: the exporter reads entries with Entry.
 func (r *Records) Get(id string) (site.ManifestGuide, bool) {
+	r.mu.Lock()
+	sum, ok := r.guides[id]
+	mg, kept := r.heads[id]
+	r.mu.Unlock()
+	if !ok {
+		return site.ManifestGuide{}, false
+	}
+	if kept {
+		return mg, true
+	}
+	rec, err := r.read(id, false)
+	if err != nil {
+		return sum, true
+	}
+	mg = rec.entry()
+	r.keepHead(id, mg)
+	return mg, true
+}
+
+// Entry is Get for a caller that acts on the lists of files: it returns
+// the error of a record that cannot be read rather than the summary
+// alone, so that no file is taken for up to date, kept or left behind
+// because its list could not be read.
+func (r *Records) Entry(id string) (site.ManifestGuide, bool, error) {
+	r.mu.Lock()
+	_, ok := r.guides[id]
+	mg, kept := r.heads[id]
+	r.mu.Unlock()
+	if !ok {
+		return site.ManifestGuide{}, false, nil
+	}
+	if kept {
+		return mg, true, nil
+	}
+	rec, err := r.read(id, false)
+	if err != nil {
+		return site.ManifestGuide{}, true, fmt.Errorf("record of guide %s: %w", id, err)
+	}
+	mg = rec.entry()
+	r.keepHead(id, mg)
+	return mg, true, nil
+}
+
+// Summary returns the entry of guide id as kept in memory: without its
+// lists of files and inputs.
+func (r *Records) Summary(id string) (site.ManifestGuide, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	mg, ok := r.guides[id]
 	return mg, ok
 }
 
-// owner returns the guide id and entry of the guide publishing the public
-// id (a view id or an alias).
+// owner returns the guide id and summary of the guide publishing the
+// public id (a view id or an alias).
 func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -358,12 +420,31 @@ func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
 	return gid, mg, ok
 }
 
-// Set records entry as that of guide id, in memory.
+// keepHead keeps the whole entry mg of guide id among the few Get returns
+// without reading.
+func (r *Records) keepHead(id string, mg site.ManifestGuide) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.heads) >= cacheSize {
+		clear(r.heads)
+	}
+	r.heads[id] = mg
+}
+
+// Set records entry as that of guide id, in memory: its summary, and the
+// whole entry among the few kept.
 func (r *Records) Set(id string, entry site.ManifestGuide) {
+	r.index(id, entry)
+	r.keepHead(id, entry)
+}
+
+// index records the summary of entry as that of guide id.
+func (r *Records) index(id string, entry site.ManifestGuide) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.unindex(id)
-	r.guides[id] = entry
+	delete(r.heads, id)
+	r.guides[id] = summary(entry)
 	for _, pid := range entry.Ids {
 		r.owners[pid] = id
 	}
@@ -379,6 +460,7 @@ func (r *Records) Forget(id string) {
 	defer r.mu.Unlock()
 	r.unindex(id)
 	delete(r.guides, id)
+	delete(r.heads, id)
 }
 
 // unindex drops guide id from the indexes; r.mu is held.
@@ -413,11 +495,32 @@ func (r *Records) InFolder(folder, except string) []string {
 	return ids
 }
 
-// Snapshot returns a copy of the entries as a site.Manifest.
+// Snapshot returns a copy of the entries as a site.Manifest, each read
+// from its record (Get): for tests and tools, it holds every guide's lists
+// of files at once.
 func (r *Records) Snapshot() site.Manifest {
+	m := site.Manifest{Version: 1, Guides: map[string]site.ManifestGuide{}}
+	for _, id := range r.IDs() {
+		if mg, ok := r.Get(id); ok {
+			m.Guides[id] = mg
+		}
+	}
+	return m
+}
+
+// Summaries returns a copy of the summaries of every guide's entry (no
+// lists of files or inputs, see Get), by guide id.
+func (r *Records) Summaries() map[string]site.ManifestGuide {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return site.Manifest{Version: 1, Guides: maps.Clone(r.guides)}
+	return maps.Clone(r.guides)
+}
+
+// IDs returns the ids of the guides recorded, sorted.
+func (r *Records) IDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.guides))
 }
 
 // Len returns how many guides are recorded.
@@ -441,7 +544,7 @@ func (r *Records) recordOf(id string) (*record, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	if len(r.cache) >= 64 {
+	if len(r.cache) >= cacheSize {
 		clear(r.cache)
 	}
 	r.cache[id] = rec
@@ -494,32 +597,24 @@ func publicIDOf(p string) string {
 
 // PublicFiles returns every public file recorded, in path order (byte
 // order of the slash-separated paths, as S3 lists keys), with its hash and
-// stamp. Memory: one path per public file, and the records of a few guides
-// at a time. The iteration stops at the first record that cannot be read,
+// stamp, read from the records one guide at a time. Memory: every public
+// file's record at once (for tests and tools; a publisher asks Lookup file
+// by file). The iteration stops at the first record that cannot be read,
 // yielding its error.
 func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
 	return func(yield func(PublicFile, error) bool) {
-		type owned struct{ path, guide string }
-		r.mu.Lock()
-		var all []owned
-		for id, mg := range r.guides {
-			for _, p := range mg.Files {
-				all = append(all, owned{p, id})
-			}
-		}
-		r.mu.Unlock()
-		slices.SortFunc(all, func(a, b owned) int { return strings.Compare(a.path, b.path) })
-		for _, o := range all {
-			rec, err := r.recordOf(o.guide)
+		var all []PublicFile
+		for _, id := range r.IDs() {
+			rec, err := r.read(id, true)
 			if err != nil {
 				yield(PublicFile{}, err)
 				return
 			}
-			i, found := slices.BinarySearchFunc(rec.Public, o.path, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
-			if !found {
-				continue // the guide was exported again meanwhile
-			}
-			if !yield(rec.Public[i], nil) {
+			all = append(all, rec.Public...)
+		}
+		slices.SortFunc(all, func(a, b PublicFile) int { return strings.Compare(a.Path, b.Path) })
+		for _, f := range all {
+			if !yield(f, nil) {
 				return
 			}
 		}

@@ -238,3 +238,56 @@ func TestFolderLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsKeepSummaries: open records keep each guide's summary in
+// memory, not its lists of files, and Get reads those from the record.
+func TestRecordsKeepSummaries(t *testing.T) {
+	r := memRecords()
+	rec := memoryRecord(1)
+	if err := r.write(rec); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenRecords(r.t.FS, r.t.Root, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := memoryID(1)
+	if sum, ok := back.Summaries()[id]; !ok || sum.Files != nil || sum.Private != nil || sum.Inputs != nil || sum.Folder != rec.Folder {
+		t.Fatalf("kept in memory: %+v", sum)
+	}
+	if mg, ok := back.Get(id); !ok || !slices.Equal(mg.Files, rec.Files) || !slices.Equal(mg.Private, rec.Private) || !slices.Equal(mg.Inputs, rec.Inputs) {
+		t.Fatalf("Get = %+v", mg)
+	}
+	if f, ok, err := back.Lookup(rec.Files[3]); err != nil || !ok || f != rec.Public[3] {
+		t.Fatalf("Lookup = %+v %v %v", f, ok, err)
+	}
+}
+
+// TestEntryOfUnreadableRecord: a record that cannot be read once the
+// records are open gives Entry an error, never the summary alone, whose
+// empty lists would let an export keep a stale file (one a new hide
+// removes) or take the guide for up to date.
+func TestEntryOfUnreadableRecord(t *testing.T) {
+	r := memRecords()
+	rec := memoryRecord(2)
+	if err := r.write(rec); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenRecords(r.t.FS, r.t.Root, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := memoryID(2)
+	back.mu.Lock()
+	clear(back.heads) // as when other guides' entries were read since
+	back.mu.Unlock()
+	if err := afero.WriteFile(r.t.FS, r.t.Abs(back.file(id)), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := back.Entry(id); !ok || err == nil {
+		t.Fatalf("Entry of an unreadable record: ok %v, err %v; want the guide and an error", ok, err)
+	}
+	if _, ok, err := back.Entry("gNONE"); ok || err != nil {
+		t.Fatalf("Entry of no guide: ok %v, err %v", ok, err)
+	}
+}
