@@ -21,6 +21,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/filestamp"
 )
 
 // CopyBufSize is the size of the buffer a media copy streams through: the
@@ -49,7 +50,7 @@ type stamp struct {
 }
 
 func stampOf(fi os.FileInfo) stamp {
-	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: ctimeOf(fi)}
+	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: filestamp.ChangeTime(fi)}
 }
 
 // putSource publishes the bundle file f.Src at f.Path of t by streaming it

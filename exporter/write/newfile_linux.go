@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -66,13 +64,4 @@ func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bo
 		return false, nil
 	}
 	return false, &os.LinkError{Op: "link", Old: "O_TMPFILE", New: dst, Err: err}
-}
-
-// ctimeOf returns the change time of fi, or the zero time when the file
-// system does not say.
-func ctimeOf(fi os.FileInfo) time.Time {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-	}
-	return time.Time{}
 }

@@ -5,7 +5,6 @@ package write
 import (
 	"io"
 	"os"
-	"time"
 )
 
 // createNewFunc reports false: only Linux has O_TMPFILE, so other systems
@@ -13,6 +12,3 @@ import (
 func createNewFunc(dst string, perm os.FileMode, fill func(io.Writer) error) (bool, error) {
 	return false, nil
 }
-
-// ctimeOf returns the zero time: the change time is read on Linux only.
-func ctimeOf(fi os.FileInfo) time.Time { return time.Time{} }

@@ -1,11 +1,10 @@
-//go:build linux
-
 package fswatch
 
 import (
 	"io/fs"
-	"syscall"
 	"time"
+
+	"github.com/guidepub/guidepub/site/filestamp"
 )
 
 // changedAt returns the later of fi's modification time and its status
@@ -15,10 +14,8 @@ import (
 // into place keeps its modification time but not its ctime.
 func changedAt(fi fs.FileInfo) time.Time {
 	t := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(t) {
-			t = c
-		}
+	if c := filestamp.ChangeTime(fi); c.After(t) {
+		t = c
 	}
 	return t
 }
