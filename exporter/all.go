@@ -310,7 +310,7 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundl
 			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: err}
 		}
 	}
-	return e.publishClaimed(ctx, b)
+	return e.publishClaimed(ctx, b, false)
 }
 
 // ptr returns a pointer to a copy of v.

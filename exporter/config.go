@@ -46,6 +46,15 @@ type Config struct {
 	// guides in flight so that file I/O overlaps compression.
 	// DefaultConfig sets runtime.NumCPU().
 	Jobs int
+	// QuickSiblings makes ExportBundle (a watcher's export of one upload)
+	// write the compressed siblings of the documents that changed with
+	// quick settings first, and report the guide as due again at once
+	// (GuideResult.NextChange): its next export compresses them with
+	// the final settings, leaving the bytes an export without
+	// QuickSiblings writes (docs/output.md, "Quick siblings").
+	// ExportAll always writes the final bytes. DefaultConfig leaves it
+	// false; watch turns it on.
+	QuickSiblings bool
 	// Clock is what view expiry is checked against (required);
 	// DefaultConfig sets clock.System().
 	Clock clock.Clock

@@ -60,7 +60,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		res.Err = err
 		return res, err
 	}
-	*res = e.publishClaimed(ctx, b)
+	*res = e.publishClaimed(ctx, b, e.cfg.QuickSiblings)
 	return e.finish(res)
 }
 
@@ -112,9 +112,10 @@ func (e *Exporter) aliveOnDisk(folder, guideID string) bool {
 }
 
 // publishClaimed publishes b, whose ids are claimed, and records it (its
-// record file, then in memory). A guide the folder published before under another
-// guide id is removed afterwards.
-func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideResult {
+// record file, then in memory), with quick siblings when quick (see
+// publish). A guide the folder published before under another guide id
+// is removed afterwards.
+func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick bool) GuideResult {
 	g := &b.Guide
 	old, hadOld, err := e.entry(g.GuideID)
 	if err != nil {
@@ -129,7 +130,7 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideRe
 	if hadOld {
 		oldp = &old
 	}
-	res, entry, err := e.publish(ctx, b, oldp)
+	res, entry, err := e.publish(ctx, b, oldp, quick)
 	if err != nil {
 		e.published(g, nil)
 		res.Err = fmt.Errorf("export %s: %w", b.Folder, err)
@@ -155,8 +156,11 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle) GuideRe
 // all of old's files exist, nothing is rendered or written. On an error
 // some files may have been replaced by their new versions, never by a
 // partial one; old's files that b no longer publishes are deleted only
-// after everything else was written.
-func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.ManifestGuide) (GuideResult, site.ManifestGuide, error) {
+// after everything else was written. With quick, the siblings of changed
+// documents are quick ones (write.Writer.Guide) and the result's
+// NextChange is now, so that the guide's next export, soon, finishes
+// them; a guide with quick siblings is never up to date.
+func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.ManifestGuide, quick bool) (GuideResult, site.ManifestGuide, error) {
 	g := &b.Guide
 	now := e.cfg.Clock.Now()
 	res := GuideResult{Folder: b.Folder, GuideID: g.GuideID, Views: len(g.Views)}
@@ -180,14 +184,16 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.w.End(finished) }()
-	out, err := e.w.Guide(ctx, b, p, old)
+	out, err := e.w.Guide(ctx, b, p, old, quick)
 	res.addCounts(out.Counts)
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
+	res.Quick = len(out.Quick)
+	res.Recompressed = old != nil && len(old.Quick) > 0 && old.Revision == out.Revision
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: out.Public, Private: out.Private,
-		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready}
+		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready, Quick: out.Quick}
 	if !res.NextChange.IsZero() {
 		next := res.NextChange
 		entry.NextChange = &next
@@ -196,6 +202,9 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
+	if res.Quick > 0 {
+		res.NextChange = now
+	}
 	return res, entry, nil
 }
 
@@ -241,9 +250,10 @@ func (e *Exporter) mayBeUpToDate(mg *site.ManifestGuide, now time.Time) bool {
 }
 
 // sameOutput reports whether fp, the fingerprint of the bundle now, is
-// mg's and every file mg published is still there as it was written.
+// mg's, mg has no quick siblings to finish and every file mg published is
+// still there as it was written.
 func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
-	return fp == mg.Source && e.w.Intact(mg)
+	return fp == mg.Source && len(mg.Quick) == 0 && e.w.Intact(mg)
 }
 
 // unchangedResult is the result of a guide found up to date, whose entry

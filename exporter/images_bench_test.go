@@ -117,7 +117,7 @@ func BenchmarkRenditions(b *testing.B) {
 			for _, enc := range site.Encodings {
 				wg.Go(func() {
 					slots <- struct{}{}
-					if _, err := comp.Compress(enc, data); err != nil {
+					if _, err := comp.Compress(enc, data, false); err != nil {
 						b.Error(err)
 					}
 					<-slots

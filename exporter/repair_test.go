@@ -82,7 +82,7 @@ func TestEncodingsRepaired(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					other, err := comp.Compress(enc, []byte(`{"status":"not-ready"}`))
+					other, err := comp.Compress(enc, []byte(`{"status":"not-ready"}`), false)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -13,15 +13,25 @@ import (
 // GuideResult is the outcome of exporting or removing one bundle.
 type GuideResult struct {
 	Folder, GuideID string
-	Revision        string    // site.GuideRecord.Revision
-	Changed         bool      // some published byte (public or private) changed
-	Ready           bool      // default view ready: site.EventPath written
-	NextChange      time.Time // earliest future expiresAt of its views (zero if none): re-export then
-	Views           int       // views published (the alias not counted)
-	Written         int       // files written
-	Unchanged       int       // files already up to date
-	Deleted         int       // files deleted
-	Bytes           int64     // bytes written
+	Revision        string // site.GuideRecord.Revision
+	Changed         bool   // some published byte (public or private) changed
+	Ready           bool   // default view ready: site.EventPath written
+	// NextChange is when to export the guide again: the earliest future
+	// expiresAt of its views, or now when it has Quick siblings to
+	// finish; zero if never.
+	NextChange time.Time
+	Views      int   // views published (the alias not counted)
+	Written    int   // files written
+	Unchanged  int   // files already up to date
+	Deleted    int   // files deleted
+	Bytes      int64 // bytes written
+	// Quick is how many public compressed siblings were written with
+	// quick settings (Config.QuickSiblings): the next export replaces them.
+	Quick int
+	// Recompressed is true when the export replaced quick siblings and
+	// the guide's revision is the one it had: its documents and media are
+	// as they were, only their compressed bytes changed.
+	Recompressed bool
 	// Changes are the public files this export wrote or removed, in
 	// the order it did so: what a live publisher sends to the bucket.
 	// Exporter.ExportAllEach hands them out and leaves them out of its

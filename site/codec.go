@@ -22,8 +22,32 @@ func (e Encoding) Encode(dst, src []byte) ([]byte, error) {
 	if e.c == nil {
 		return nil, fmt.Errorf("unknown encoding %q", e.Name)
 	}
-	return e.c.encode(dst, src)
+	return e.c.encode(dst, src, final)
 }
+
+// EncodeQuick is Encode at each format's fast setting (brotli quality
+// 4, gzip level 1, zstd's fastest level): a few times less CPU for output
+// a few percent larger, decoded by every client the same way. The
+// exporter publishes a changed document's siblings with it first and
+// replaces them with Encode's bytes soon after (docs/output.md, "Quick
+// siblings"), so that an upload is served before its slowest work is
+// done.
+func (e Encoding) EncodeQuick(dst, src []byte) ([]byte, error) {
+	if e.c == nil {
+		return nil, fmt.Errorf("unknown encoding %q", e.Name)
+	}
+	return e.c.encode(dst, src, quick)
+}
+
+// effort is how hard a codec compresses: final (the smallest output) or
+// quick (the fastest).
+type effort int
+
+const (
+	final effort = iota
+	quick
+	efforts
+)
 
 // NewReader returns a reader of r decoded with e, and the function that
 // gives its decoder back to the pool once the reader is no longer used
@@ -41,25 +65,30 @@ func (e Encoding) NewReader(r io.Reader) (io.Reader, func(), error) {
 
 // codec compresses and decompresses one encoding.
 type codec interface {
-	encode(dst, src []byte) ([]byte, error)
+	encode(dst, src []byte, e effort) ([]byte, error)
 	newReader(r io.Reader) (io.Reader, func(), error)
 }
 
 var (
 	brotliCodec = &brotliPools{}
 	gzipCodec   = &gzipPools{}
-	zstdCodec   = &zstdPools{encoder: sync.OnceValues(newZstdEncoder)}
+	zstdCodec   = &zstdPools{encoders: [efforts]func() (*zstd.Encoder, error){
+		final: sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBestCompression) }),
+		quick: sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedFastest) }),
+	}}
 )
 
 // identityCodec is Identity's codec: bytes pass unchanged.
 type identityCodec struct{}
 
-func (identityCodec) encode(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
+func (identityCodec) encode(dst, src []byte, _ effort) ([]byte, error) {
+	return append(dst, src...), nil
+}
 
 func (identityCodec) newReader(r io.Reader) (io.Reader, func(), error) { return r, func() {}, nil }
 
-// Brotli quality: the highest.
-const brotliQuality = 11
+// Brotli quality by effort: the highest, and a fast one.
+var brotliQuality = [efforts]int{final: 11, quick: 4}
 
 // Brotli window bits: a window just large enough for the document gives
 // the same compression as the largest one, and a quality-11 encoder's
@@ -80,20 +109,21 @@ func brotliWindow(n int) int {
 }
 
 type brotliPools struct {
-	writers [maxBrotliWindow + 1]sync.Pool // *brotli.Writer by window bits
-	readers sync.Pool                      // *brotli.Reader
+	writers [efforts][maxBrotliWindow + 1]sync.Pool // *brotli.Writer by effort and window bits
+	readers sync.Pool                               // *brotli.Reader
 }
 
-func (p *brotliPools) encode(dst, src []byte) ([]byte, error) {
+func (p *brotliPools) encode(dst, src []byte, e effort) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	lg := brotliWindow(len(src))
-	w, _ := p.writers[lg].Get().(*brotli.Writer)
+	pool := &p.writers[e][lg]
+	w, _ := pool.Get().(*brotli.Writer)
 	if w == nil {
-		w = brotli.NewWriterOptions(buf, brotli.WriterOptions{Quality: brotliQuality, LGWin: lg})
+		w = brotli.NewWriterOptions(buf, brotli.WriterOptions{Quality: brotliQuality[e], LGWin: lg})
 	} else {
 		w.Reset(buf)
 	}
-	defer p.writers[lg].Put(w)
+	defer pool.Put(w)
 	if _, err := w.Write(src); err != nil {
 		return nil, fmt.Errorf("brotli: %w", err)
 	}
@@ -113,26 +143,27 @@ func (p *brotliPools) newReader(r io.Reader) (io.Reader, func(), error) {
 	return br, func() { p.readers.Put(br) }, nil
 }
 
-// gzipLevel: the highest.
-const gzipLevel = gzip.BestCompression
+// gzip level by effort: the highest, and the fastest.
+var gzipLevel = [efforts]int{final: gzip.BestCompression, quick: gzip.BestSpeed}
 
 type gzipPools struct {
-	writers sync.Pool // *gzip.Writer
-	readers sync.Pool // *gzip.Reader
+	writers [efforts]sync.Pool // *gzip.Writer by effort
+	readers sync.Pool          // *gzip.Reader
 }
 
-func (p *gzipPools) encode(dst, src []byte) ([]byte, error) {
+func (p *gzipPools) encode(dst, src []byte, e effort) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
-	w, _ := p.writers.Get().(*gzip.Writer)
+	pool := &p.writers[e]
+	w, _ := pool.Get().(*gzip.Writer)
 	if w == nil {
 		var err error
-		if w, err = gzip.NewWriterLevel(buf, gzipLevel); err != nil {
+		if w, err = gzip.NewWriterLevel(buf, gzipLevel[e]); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 	} else {
 		w.Reset(buf)
 	}
-	defer p.writers.Put(w)
+	defer pool.Put(w)
 	if _, err := w.Write(src); err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
@@ -157,14 +188,15 @@ func (p *gzipPools) newReader(r io.Reader) (io.Reader, func(), error) {
 }
 
 type zstdPools struct {
-	// encoder is shared by every Encode (EncodeAll is safe for concurrent
-	// use, with up to GOMAXPROCS encodes at once); made on first need.
-	encoder func() (*zstd.Encoder, error)
-	readers sync.Pool // *zstd.Decoder, one stream at a time, low memory
+	// encoders, by effort, are shared by every Encode (EncodeAll is safe
+	// for concurrent use, with up to GOMAXPROCS encodes at once); each is
+	// made on first need.
+	encoders [efforts]func() (*zstd.Encoder, error)
+	readers  sync.Pool // *zstd.Decoder, one stream at a time, low memory
 }
 
-func (p *zstdPools) encode(dst, src []byte) ([]byte, error) {
-	enc, err := p.encoder()
+func (p *zstdPools) encode(dst, src []byte, e effort) ([]byte, error) {
+	enc, err := p.encoders[e]()
 	if err != nil {
 		return nil, fmt.Errorf("zstd encoder: %w", err)
 	}
@@ -189,8 +221,8 @@ func (p *zstdPools) newReader(r io.Reader) (io.Reader, func(), error) {
 	return d, func() { d.Reset(nil); p.readers.Put(d) }, nil
 }
 
-// newZstdEncoder makes the encoder of Zstd: the best level, as many
-// encodes at once as there are Ps.
-func newZstdEncoder() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+// newZstdEncoder makes an encoder of Zstd at level: as many encodes at
+// once as there are Ps.
+func newZstdEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 }

@@ -188,3 +188,50 @@ func TestZstdWindowLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeQuick: a quick encoding decodes to its input like a final one,
+// is made with the documented fast settings, and (for a page-sized
+// document) differs from the final bytes, which is what the exporter's
+// finishing export replaces.
+func TestEncodeQuick(t *testing.T) {
+	for _, enc := range Encodings {
+		for _, in := range encodingInputs() {
+			z, err := enc.EncodeQuick(nil, in)
+			if err != nil {
+				t.Fatalf("%s: EncodeQuick: %v", enc.Name, err)
+			}
+			r, release, err := enc.NewReader(bytes.NewReader(z))
+			if err != nil {
+				t.Fatalf("%s: NewReader: %v", enc.Name, err)
+			}
+			got, err := io.ReadAll(r)
+			release()
+			if err != nil || !bytes.Equal(got, in) {
+				t.Fatalf("%s quick: decoded %d bytes, %v; want %d", enc.Name, len(got), err, len(in))
+			}
+		}
+	}
+	big := encodingInputs()[2]
+	var br bytes.Buffer
+	w := brotli.NewWriterOptions(&br, brotli.WriterOptions{Quality: 4, LGWin: brotliWindow(len(big))})
+	w.Write(big)
+	w.Close()
+	var gz bytes.Buffer
+	g, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	g.Write(big)
+	g.Close()
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for enc, want := range map[Encoding][]byte{Brotli: br.Bytes(), Gzip: gz.Bytes(), Zstd: zw.EncodeAll(big, nil)} {
+		got, _ := enc.EncodeQuick(nil, big)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s quick: %d bytes; want the %d of the documented settings", enc.Name, len(got), len(want))
+		}
+		final, _ := enc.Encode(nil, big)
+		if bytes.Equal(got, final) {
+			t.Errorf("%s: quick and final bytes are the same", enc.Name)
+		}
+	}
+}

@@ -56,4 +56,8 @@ type ManifestGuide struct {
 	NextChange *time.Time `json:"nextChange,omitempty"`
 	Views      int        `json:"views,omitempty"` // views published
 	Ready      bool       `json:"ready,omitempty"` // the default view was ready
+	// Quick are the public compressed siblings last written with quick
+	// settings (Encoding.EncodeQuick), sorted: such a guide is never up
+	// to date, and its next export replaces them with their final bytes.
+	Quick []string `json:"quick,omitempty"`
 }

@@ -157,6 +157,7 @@ func (e *env) runDev(c *cli.Context) error {
 		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Clock: d.cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
+		Quick:    c.Bool("quick"),
 		Logger:   logger,
 		Stdout:   term.stdout(),
 		Stderr:   term.stderr(),

@@ -178,6 +178,9 @@ func watchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "debounce", Value: def.Debounce, EnvVars: envVars("debounce"),
 			Usage: "quiet period after the last change of a bundle before it is exported " +
 				"(an upload that ends with a rename into place is exported at once)"},
+		&cli.BoolFlag{Name: "quick", Value: true, EnvVars: envVars("quick"),
+			Usage: "write a changed guide's compressed siblings with fast settings first, then again with the final ones " +
+				"right after: served sooner; false writes the final bytes at once (fewer bucket uploads)"},
 	}
 }
 

@@ -90,6 +90,7 @@ func (e *env) runWatch(c *cli.Context) error {
 		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Clock: cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
+		Quick:    c.Bool("quick"),
 		Logger:   logger,
 		Stdout:   e.stdout,
 		Stderr:   e.stderr,
@@ -102,9 +103,12 @@ type watchSetup struct {
 	Pipeline *pipeline.Pipeline // what follows each export; nil: nothing
 	Poll     time.Duration      // > 0: poll instead of file system events
 	Debounce time.Duration
-	Logger   *slog.Logger
-	Stdout   io.Writer // the summary of the first export
-	Stderr   io.Writer // problems of rejected bundles
+	// Quick turns on the exporter's quick siblings for uploads
+	// (exporter.Config.QuickSiblings).
+	Quick  bool
+	Logger *slog.Logger
+	Stdout io.Writer // the summary of the first export
+	Stderr io.Writer // problems of rejected bundles
 	// Exported, when set, is called after each export or removal that
 	// changed the published trees, with the public top-level folders (view
 	// ids and aliases) that may have changed; nil means any (dev reloads
@@ -124,6 +128,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	// found by its stamps and exported first.
 	since := time.Now()
 	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
+	s.Exporter.QuickSiblings = s.Quick
 	ex, err := exporter.New(s.Exporter)
 	if err != nil {
 		return err
@@ -208,9 +213,12 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 	if err != nil {
 		return time.Time{}, err
 	}
-	if res.Changed {
+	switch {
+	case res.Recompressed:
+		h.logger.Debug("compressed siblings finished", "folder", folder, "guide", res.GuideID, "written", res.Written)
+	case res.Changed:
 		h.logger.Info("guide exported", "folder", folder, "guide", res.GuideID, "revision", short(res.Revision),
-			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted)
+			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted, "quick", res.Quick)
 		if h.exported != nil {
 			h.exported(append(before, h.publicIDs(folder)...))
 		}

@@ -214,7 +214,8 @@ func (p *Pipeline) record(res exporter.GuideResult) {
 }
 
 // afterExport queues the ready event of a ready guide whose content
-// changed (or whose event could not be queued before, or after a
+// changed, not only its compressed bytes (or whose event could not be
+// queued before, or after a
 // catch-up), and returns when to export the guide again: when a view
 // expires, or after EnqueueRetry when queueing failed.
 func (p *Pipeline) afterExport(ctx context.Context, res exporter.GuideResult) time.Time {
@@ -225,8 +226,8 @@ func (p *Pipeline) afterExport(ctx context.Context, res exporter.GuideResult) ti
 	p.mu.Lock()
 	retry := p.unsent[res.GuideID]
 	p.mu.Unlock()
-	if !res.Changed && !retry {
-		return next
+	if (!res.Changed || res.Recompressed) && !retry {
+		return next // nothing new to tell: quick siblings finished at most
 	}
 	n, err := p.cfg.Events.Enqueue(ctx, res.GuideID)
 	if err == nil && res.Changed && n.SentBefore > 0 {

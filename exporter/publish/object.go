@@ -166,7 +166,7 @@ func (d *describer) describe(rel string, info fs.FileInfo) (*local, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", rel, err)
 			}
-			if o.data, err = d.comp.Compress(cfg.Encoding, data); err != nil {
+			if o.data, err = d.comp.Compress(cfg.Encoding, data, false); err != nil {
 				return nil, fmt.Errorf("compress %s: %w", rel, err)
 			}
 			m, s := md5.Sum(o.data), sha256.Sum256(o.data)

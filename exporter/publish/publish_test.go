@@ -79,7 +79,7 @@ func (tr tree) write(t *testing.T, dir string) {
 			continue
 		}
 		for _, enc := range site.Encodings {
-			c, err := comp.Compress(enc, data)
+			c, err := comp.Compress(enc, data, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -91,6 +91,7 @@ type recordHead struct {
 	NextChange *time.Time `json:"nextChange,omitempty"`
 	Views      int        `json:"views,omitempty"`
 	Ready      bool       `json:"ready,omitempty"`
+	Quick      []string   `json:"quick,omitempty"`
 }
 
 // fileSum is the hash and stamp of one public file, on the second line of
@@ -105,7 +106,7 @@ type fileSum struct {
 // entry returns the manifest entry a record head holds.
 func (h *recordHead) entry() site.ManifestGuide {
 	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
-		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready}
+		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick}
 }
 
 // newRecord returns the record of guide id with entry mg, whose public
@@ -113,7 +114,7 @@ func (h *recordHead) entry() site.ManifestGuide {
 func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
 	return &record{recordHead: recordHead{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision,
 		Ids: mg.Ids, Files: mg.Files, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
-		Views: mg.Views, Ready: mg.Ready}, Public: public}
+		Views: mg.Views, Ready: mg.Ready, Quick: mg.Quick}, Public: public}
 }
 
 // encode returns the two lines of the record's file.
@@ -186,7 +187,8 @@ type Records struct {
 const cacheSize = 64
 
 // summary returns mg without its lists of files and inputs: what Records
-// keeps in memory of every guide.
+// keeps in memory of every guide (its quick siblings stay: a short list,
+// and only until the guide's next export).
 func summary(mg site.ManifestGuide) site.ManifestGuide {
 	mg.Files, mg.Private, mg.Inputs = nil, nil, nil
 	return mg

@@ -25,8 +25,9 @@ type Compressor struct {
 }
 
 type cacheKey struct {
-	sum [sha256.Size]byte
-	enc string
+	sum   [sha256.Size]byte
+	enc   string
+	quick bool
 }
 
 // NewCompressor returns a Compressor with an empty cache.
@@ -34,13 +35,14 @@ func NewCompressor() *Compressor {
 	return &Compressor{cache: map[cacheKey][]byte{}}
 }
 
-// Compress returns data compressed with enc. The result must not be
-// modified. It returns an error for an unknown encoding.
-func (c *Compressor) Compress(enc site.Encoding, data []byte) ([]byte, error) {
+// Compress returns data compressed with enc: with enc.EncodeQuick when
+// quick, else enc.Encode. The result must not be modified. It returns an
+// error for an unknown encoding.
+func (c *Compressor) Compress(enc site.Encoding, data []byte, quick bool) ([]byte, error) {
 	var key cacheKey
 	small := len(data) <= SmallDoc
 	if small {
-		key = cacheKey{sha256.Sum256(data), enc.Name}
+		key = cacheKey{sha256.Sum256(data), enc.Name, quick}
 		c.mu.Lock()
 		out, ok := c.cache[key]
 		c.mu.Unlock()
@@ -48,7 +50,11 @@ func (c *Compressor) Compress(enc site.Encoding, data []byte) ([]byte, error) {
 			return out, nil
 		}
 	}
-	out, err := enc.Encode(make([]byte, 0, len(data)/3+64), data)
+	encode := enc.Encode
+	if quick {
+		encode = enc.EncodeQuick
+	}
+	out, err := encode(make([]byte, 0, len(data)/3+64), data)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,9 @@ type sharedFiles struct {
 // file is in place before any page that links it and before any status.
 // Shared files are in no guide's record, so removing a guide never
 // removes them; nothing removes them (their names are hashes of their
-// bytes, so pages written by an earlier version keep theirs).
+// bytes, so pages written by an earlier version keep theirs). Their
+// siblings are always compressed with the final settings: no record
+// could say they are not.
 func (w *guideWriter) putShared(files []render.File) error {
 	s := &w.e.shared
 	s.mu.Lock()
@@ -34,7 +36,7 @@ func (w *guideWriter) putShared(files []render.File) error {
 		if s.done[f.Path] {
 			continue
 		}
-		written, err := w.put(w.e.pub, f, f.Data, w.prepareDocs([]render.File{f})[0])
+		written, err := w.put(w.e.pub, f, f.Data, w.prepareDocs([]render.File{f}, nil, false)[0])
 		if err != nil {
 			return fmt.Errorf("shared file %s: %w", f.Path, err)
 		}

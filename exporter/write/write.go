@@ -30,8 +30,8 @@ type pathSum struct {
 // together cost little more than one. Renditions are a group of their
 // own, written one at a time through one image cache, so that a source
 // is decoded once for all its widths (imagewrite.go).
-func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File) error {
-	docs := w.prepareDocs(files)
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
+	docs := w.prepareDocs(files, old, quick)
 	type result struct {
 		h       [sha256.Size]byte
 		written []string
@@ -197,6 +197,7 @@ type guideWriter struct {
 	images  *imageCache
 	share   *productShare // the media products of this export (mediamemo.go)
 	srcMade stamp         // the source stamp of the media file last made (putSource)
+	quick   []string      // public siblings compressed with quick settings (prepareDocs)
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -209,10 +210,11 @@ type docWrite struct {
 
 // compression is one document compressed with one encoding.
 type compression struct {
-	enc  site.Encoding
-	data []byte
-	z    []byte
-	err  error
+	enc   site.Encoding
+	data  []byte
+	quick bool // compressed with quick settings (site.Encoding.EncodeQuick)
+	z     []byte
+	err   error
 }
 
 // put publishes f with content data in tree t unless it is there already,
@@ -306,14 +308,28 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 
 // prepareDocs returns, by index in files, what put writes of each
 // document: a sibling is compressed unless the document and that sibling
-// are already published. Each distinct document (the alias repeats the
-// default view's) is compressed once per encoding, and the compressions
-// run in parallel within the Jobs CPU slots, so that one guide's export (a
-// watcher's re-export after an upload) uses every slot rather than one.
-func (w *guideWriter) prepareDocs(files []render.File) map[int]docWrite {
+// are already published (a sibling old lists as quick is not: it is
+// compressed again, finally). With quick, the siblings of a public
+// document that changed are compressed with quick settings and listed in
+// w.quick, and the final compressions (of unchanged documents: the
+// finishing of an earlier quick export) run one at a time, leaving the
+// other CPU slots to the next upload. Each distinct document (the alias
+// repeats the default view's) is compressed once per encoding and
+// effort, and the compressions run in parallel within the Jobs CPU
+// slots, so that one guide's export (a watcher's re-export after an
+// upload) uses every slot rather than one.
+func (w *guideWriter) prepareDocs(files []render.File, old *site.ManifestGuide, quick bool) map[int]docWrite {
 	type key struct {
-		sum [sha256.Size]byte
-		enc string
+		sum   [sha256.Size]byte
+		enc   string
+		quick bool
+	}
+	var wasQuick map[string]bool
+	if old != nil {
+		wasQuick = make(map[string]bool, len(old.Quick))
+		for _, p := range old.Quick {
+			wasQuick[p] = true
+		}
 	}
 	jobs := map[key]*compression{}
 	docs := map[int]docWrite{}
@@ -326,24 +342,33 @@ func (w *guideWriter) prepareDocs(files []render.File) map[int]docWrite {
 			t = w.e.priv
 		}
 		dw := docWrite{siblings: map[string]*compression{}, same: t.same(f.Path, f.Data)}
+		fast := quick && !f.Private && !dw.same
 		sum := sha256.Sum256(f.Data)
 		for _, enc := range w.e.encodings {
-			if dw.same && t.siblingAgrees(f.Path, enc, f.Data) {
+			sib := f.Path + enc.Ext
+			if dw.same && !(wasQuick[sib] && !f.Private) && t.siblingAgrees(f.Path, enc, f.Data) {
 				continue
 			}
-			k := key{sum, enc.Name}
+			k := key{sum, enc.Name, fast}
 			if jobs[k] == nil {
-				jobs[k] = &compression{enc: enc, data: f.Data}
+				jobs[k] = &compression{enc: enc, data: f.Data, quick: fast}
 			}
 			dw.siblings[enc.Name] = jobs[k]
+			if fast {
+				w.quick = append(w.quick, sib)
+			}
 		}
 		docs[i] = dw
 	}
 	var wg sync.WaitGroup
 	for _, c := range jobs {
 		wg.Go(func() {
+			if quick && !c.quick {
+				w.e.finishing <- struct{}{}
+				defer func() { <-w.e.finishing }()
+			}
 			w.e.cpu <- struct{}{}
-			c.z, c.err = w.e.comp.Compress(c.enc, c.data)
+			c.z, c.err = w.e.comp.Compress(c.enc, c.data, c.quick)
 			<-w.e.cpu
 		})
 	}

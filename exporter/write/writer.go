@@ -36,6 +36,7 @@ type Writer struct {
 	marker    string
 	comp      *Compressor
 	cpu       chan struct{} // Jobs slots for compression and decodes
+	finishing chan struct{} // one slot: the final compressions that follow quick ones
 	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
 	decoding  sync.Map      // decode key -> *sync.Mutex: one decode of a content at a time
 	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
@@ -48,7 +49,7 @@ type Writer struct {
 // interrupted export (see Verifying).
 func New(cfg Config) *Writer {
 	w := &Writer{pub: cfg.Public, priv: cfg.Private, encodings: cfg.Encodings, limits: cfg.Limits, marker: cfg.Marker,
-		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), budget: newDecodeBudget(cfg.Limits)}
+		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), finishing: make(chan struct{}, 1), budget: newDecodeBudget(cfg.Limits)}
 	w.interrupted.verify = w.markerExists()
 	return w
 }
@@ -82,6 +83,9 @@ type Written struct {
 	// Digests are those of the public files written, by path, taken as
 	// they were written; the zero Digest when unknown.
 	Digests map[string]Digest
+	// Quick are the public compressed siblings written with quick
+	// settings, sorted (see Guide).
+	Quick []string
 }
 
 // Guide writes the plan p of bundle b, whose media files it reads: the
@@ -93,13 +97,21 @@ type Written struct {
 // by their new versions, never by a partial one; a media file that keeps
 // changing while it is read, or does not decode, is a *bundle.Error.
 // The caller holds Begin and End around it.
-func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide) (Written, error) {
+//
+// With quick, the compressed siblings of the public documents that
+// changed are written with quick settings (site.Encoding.EncodeQuick)
+// and listed in Written.Quick: the guide is served sooner, its siblings a
+// few percent larger. The siblings old lists as quick are compressed
+// again with the final settings, whatever quick says, so the export
+// that follows a quick one (with the same documents) leaves the tree as
+// an export without quick would have.
+func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, quick bool) (Written, error) {
 	var out Written
 	gw := &guideWriter{e: w, res: &out.Counts}
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
 		return out, err
 	}
-	if err := gw.putAll(ctx, b, p.Files); err != nil {
+	if err := gw.putAll(ctx, b, p.Files, old, quick); err != nil {
 		return out, err
 	}
 	out.Revision = gw.revision()
@@ -111,7 +123,8 @@ func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, ol
 	if err := gw.deleteStale(old); err != nil {
 		return out, err
 	}
-	out.Public, out.Private, out.Digests = gw.public, gw.private, gw.digests
+	slices.Sort(gw.quick)
+	out.Public, out.Private, out.Digests, out.Quick = gw.public, gw.private, gw.digests, slices.Compact(gw.quick)
 	out.Changed = out.Written > 0 || out.Deleted > 0
 	if out.Changed {
 		// Once per guide, before the record names its new files: see

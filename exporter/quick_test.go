@@ -1,0 +1,152 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/guidepub/guidepub/site"
+)
+
+// fixtureFolders are the bundle folders of the fixtures.
+var fixtureFolders = []string{"301-king-st-e", "ansi-us-house", "not-drafted", "rue-saint-denis"}
+
+// finalTree exports every fixture with ExportBundle, without quick
+// siblings, into a fresh environment and returns its public tree.
+func finalTree(t *testing.T, kind fsKind) map[string][]byte {
+	t.Helper()
+	ev := newEnv(t, kind)
+	e := ev.exporter()
+	for _, f := range fixtureFolders {
+		if _, err := e.ExportBundle(context.Background(), f); err != nil {
+			t.Fatalf("export %s: %v", f, err)
+		}
+	}
+	return snapshot(t, ev.out, ev.outDir)
+}
+
+// exportQuick exports every fixture with quick siblings and checks what
+// each result says: quick siblings listed, in the record too, and the
+// guide due again now.
+func exportQuick(t *testing.T, ev *env) *Exporter {
+	t.Helper()
+	ev.cfg.QuickSiblings = true
+	e := ev.exporter()
+	for _, f := range fixtureFolders {
+		res, err := e.ExportBundle(context.Background(), f)
+		if err != nil {
+			t.Fatalf("export %s: %v", f, err)
+		}
+		if res.Quick == 0 || !res.NextChange.Equal(ev.now) || res.Recompressed {
+			t.Errorf("%s: Quick %d, NextChange %v, Recompressed %v; want quick siblings, due now (%v)", f, res.Quick, res.NextChange, res.Recompressed, ev.now)
+		}
+		mg, ok := e.records.Get(res.GuideID)
+		if !ok || len(mg.Quick) != res.Quick {
+			t.Errorf("%s: the record lists %d quick siblings, want %d", f, len(mg.Quick), res.Quick)
+		}
+	}
+	return e
+}
+
+// checkQuickTree checks a tree written with quick siblings against the
+// final one: the same paths, every sibling decoding to its document, and
+// the brotli siblings of pages not the final bytes.
+func checkQuickTree(t *testing.T, got, final map[string][]byte) {
+	t.Helper()
+	if a, b := strings.Join(sortedNames(got), "\n"), strings.Join(sortedNames(final), "\n"); a != b {
+		t.Fatalf("quick export published other paths than the final one:\n%s", lineDiff([]byte(b), []byte(a)))
+	}
+	differ := 0
+	for name, data := range got {
+		doc, enc, ok := site.SplitEncoded(name)
+		if !ok {
+			if !bytes.Equal(data, final[name]) {
+				t.Errorf("%s: differs from the final export's", name)
+			}
+			continue
+		}
+		plain, err := decompress(enc, data)
+		if err != nil || !bytes.Equal(plain, got[doc]) {
+			t.Errorf("%s does not decode to %s (%v)", name, doc, err)
+		}
+		if !bytes.Equal(data, final[name]) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("every sibling holds the final bytes: nothing was compressed quickly")
+	}
+}
+
+// TestQuickSiblings: an export with quick siblings publishes every file a
+// final export does, its siblings decoding to the same documents; the
+// next export of the same bundles replaces them with the final bytes
+// (the public tree then byte for byte an export's without quick
+// siblings), without a new revision; the one after finds nothing to do.
+func TestQuickSiblings(t *testing.T) {
+	for _, kind := range fsKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			final := finalTree(t, kind)
+			ev := newEnv(t, kind)
+			e := exportQuick(t, ev)
+			checkQuickTree(t, snapshot(t, ev.out, ev.outDir), final)
+			revisions := map[string]string{}
+			for _, f := range fixtureFolders {
+				res, err := e.ExportBundle(context.Background(), f)
+				if err != nil {
+					t.Fatalf("finish %s: %v", f, err)
+				}
+				if !res.Recompressed || res.Quick != 0 || res.Written == 0 || !res.NextChange.IsZero() && res.NextChange.Equal(ev.now) {
+					t.Errorf("%s finished: Recompressed %v, Quick %d, Written %d, NextChange %v", f, res.Recompressed, res.Quick, res.Written, res.NextChange)
+				}
+				for _, c := range res.Changes {
+					if _, _, ok := site.SplitEncoded(c.Path); !ok || c.Removed {
+						t.Errorf("%s finished: changed %s (removed %v), not a compressed sibling", f, c.Path, c.Removed)
+					}
+				}
+				revisions[f] = res.Revision
+			}
+			got := snapshot(t, ev.out, ev.outDir)
+			for _, name := range sortedNames(final) {
+				if !bytes.Equal(got[name], final[name]) {
+					t.Errorf("%s after finishing: %d bytes, want the final export's %d", name, len(got[name]), len(final[name]))
+				}
+			}
+			for _, f := range fixtureFolders {
+				res, err := e.ExportBundle(context.Background(), f)
+				if err != nil || res.Changed || res.Quick != 0 || res.Revision != revisions[f] {
+					t.Errorf("%s once more: Changed %v, Quick %d, revision %s (was %s), %v", f, res.Changed, res.Quick, res.Revision, revisions[f], err)
+				}
+			}
+		})
+	}
+}
+
+// TestQuickSiblingsAfterRestart: a process that stops after exporting with
+// quick siblings leaves them listed in the records; the next start's
+// export of the whole tree replaces them with the final bytes.
+func TestQuickSiblingsAfterRestart(t *testing.T) {
+	kind := fsKinds[1]
+	final := finalTree(t, kind)
+	ev := newEnv(t, kind)
+	exportQuick(t, ev)
+	ev.cfg.QuickSiblings = false
+	rep := ev.exportAll()
+	for _, g := range rep.Guides {
+		if g.Err != nil || !g.Recompressed || g.Quick != 0 {
+			t.Errorf("%s at restart: Recompressed %v, Quick %d, %v", g.Folder, g.Recompressed, g.Quick, g.Err)
+		}
+	}
+	got := snapshot(t, ev.out, ev.outDir)
+	for _, name := range sortedNames(final) {
+		if !bytes.Equal(got[name], final[name]) {
+			t.Errorf("%s after the restart: %d bytes, want the final export's %d", name, len(got[name]), len(final[name]))
+		}
+	}
+	for id, mg := range ev.exporter().records.Summaries() {
+		if len(mg.Quick) != 0 {
+			t.Errorf("%s: record lists quick siblings %v after the restart's export", id, mg.Quick)
+		}
+	}
+}
