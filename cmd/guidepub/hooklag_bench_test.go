@@ -111,6 +111,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 		stopped <- watchAndExport(ctx, watchSetup{
 			Exporter: exporterConfig(src, out, priv),
 			Debounce: watch.DefaultDebounce,
+			Quick:    true, // the default of watch and dev
 			Pipeline: pipeline.New(pipeline.Config{Events: queued, Logger: logger}),
 			Logger:   logger,
 			Stdout:   io.Discard,

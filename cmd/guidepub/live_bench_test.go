@@ -151,6 +151,7 @@ func benchLivePublish(b *testing.B, n int) {
 			Exporter: cfg,
 			Pipeline: pipeline.New(pipeline.Config{Live: live, Logger: logger}),
 			Debounce: watch.DefaultDebounce,
+			Quick:    true, // the default of watch and dev
 			Logger:   logger,
 			Stdout:   io.Discard,
 			Stderr:   io.Discard,

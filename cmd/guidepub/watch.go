@@ -213,15 +213,17 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 	if err != nil {
 		return time.Time{}, err
 	}
-	switch {
-	case res.Recompressed:
+	if !res.Changed {
+		return next, nil
+	}
+	if res.Recompressed {
 		h.logger.Debug("compressed siblings finished", "folder", folder, "guide", res.GuideID, "written", res.Written)
-	case res.Changed:
+	} else {
 		h.logger.Info("guide exported", "folder", folder, "guide", res.GuideID, "revision", short(res.Revision),
 			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted, "quick", res.Quick)
-		if h.exported != nil {
-			h.exported(append(before, h.publicIDs(folder)...))
-		}
+	}
+	if h.exported != nil {
+		h.exported(append(before, h.publicIDs(folder)...))
 	}
 	return next, nil
 }

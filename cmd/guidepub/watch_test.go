@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -202,6 +204,14 @@ func TestWatchCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tr.out, "vKT301C", "data", "status")); err != nil {
 		t.Errorf("the new view: %v", err)
 	}
+	// The upload's quick compressed siblings are replaced soon after: the
+	// tree becomes what an export of the bundle writes, byte for byte.
+	ref := watchTrees{tr.src, filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "private")}
+	if _, err := ref.exporter(t).ExportAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := treeFiles(t, ref.out)
+	eventually(t, "the final compressed bytes", func() bool { return maps.EqualFunc(treeFiles(t, tr.out), want, bytes.Equal) })
 	cancel()
 	select {
 	case err := <-done:
@@ -220,6 +230,25 @@ func TestWatchCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "exported 1 guides") {
 		t.Errorf("no summary of the first export: %q", stdout.String())
 	}
+}
+
+// treeFiles returns every file under dir by slash path.
+func treeFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 func TestWatchCommandUsage(t *testing.T) {

@@ -28,18 +28,13 @@ type pathSum struct {
 // there), the files of one group writeParallel at a time: each write is
 // flushed to disk before it gets its name (durable.go), and flushes made
 // together cost little more than one. Renditions are a group of their
-// own, written one at a time through one image cache, so that a source
-// is decoded once for all its widths (imagewrite.go).
+// own, whose files are handed out by source: one task writes every
+// rendition of a source through its own image cache, so that the source
+// is decoded once for all its widths (imagewrite.go), and the sources of
+// a guide are decoded in parallel (within the Jobs CPU slots).
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
 	docs := w.prepareDocs(files, old, quick)
-	type result struct {
-		h       [sha256.Size]byte
-		written []string
-		digests map[string]Digest // of the public files written
-		res     Counts            // the counts and changes of this file's writes
-		err     error
-	}
-	results := make([]result, len(files))
+	results := make([]putResult, len(files))
 	share := &productShare{}
 	group := func(f render.File) [4]bool { return [4]bool{f.Private, f.Doc, f.Data == nil, f.Width > 0} }
 	for start := 0; start < len(files); {
@@ -47,40 +42,15 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		for end < len(files) && group(files[end]) == group(files[start]) {
 			end++
 		}
-		parallel, images := writeParallel, (*imageCache)(nil)
-		if files[start].Width > 0 {
-			parallel, images = 1, w.cache()
+		put := func(i int, images *imageCache) {
+			r := &results[i]
+			// Its own writer, so the counts need no lock.
+			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
+			r.put(fw, b, files[i], docs[i])
 		}
-		sem := make(chan struct{}, parallel)
-		var wg sync.WaitGroup
-		for i := start; i < end; i++ {
-			if err := ctx.Err(); err != nil {
-				wg.Wait()
-				return err
-			}
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				r := &results[i]
-				// Its own writer, so the counts need no lock.
-				fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
-				f := files[i]
-				t := w.e.pub
-				if f.Private {
-					t = w.e.priv
-				}
-				if f.Data == nil {
-					// Media are streamed: see media.go.
-					r.h, r.err = fw.putMedia(t, b, f)
-					r.written = []string{f.Path}
-				} else {
-					r.h = sha256.Sum256(f.Data)
-					r.written, r.err = fw.put(t, f, f.Data, docs[i])
-				}
-				r.digests = fw.digests
-			})
+		if err := runTasks(ctx, tasksOf(files, start, end), put); err != nil {
+			return err
 		}
-		wg.Wait()
 		for i := start; i < end; i++ {
 			if err := results[i].err; err != nil {
 				return err
@@ -89,24 +59,100 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		start = end
 	}
 	for i, f := range files {
-		r := &results[i]
-		w.res.Written += r.res.Written
-		w.res.Unchanged += r.res.Unchanged
-		w.res.Bytes += r.res.Bytes
-		w.res.Changes = append(w.res.Changes, r.res.Changes...)
-		prefix := "public/"
-		if f.Private {
-			prefix = "private/"
+		w.add(f, &results[i])
+	}
+	return nil
+}
+
+// putResult is what putting one file did.
+type putResult struct {
+	h       [sha256.Size]byte
+	written []string
+	digests map[string]Digest // of the public files written
+	res     Counts            // the counts and changes of this file's writes
+	err     error
+}
+
+// put publishes f through fw (a writer of its own) and keeps the outcome.
+func (r *putResult) put(fw *guideWriter, b *bundle.Bundle, f render.File, dw docWrite) {
+	t := fw.e.pub
+	if f.Private {
+		t = fw.e.priv
+	}
+	if f.Data == nil {
+		// Media are streamed: see media.go.
+		r.h, r.err = fw.putMedia(t, b, f)
+		r.written = []string{f.Path}
+	} else {
+		r.h = sha256.Sum256(f.Data)
+		r.written, r.err = fw.put(t, f, f.Data, dw)
+	}
+	r.digests = fw.digests
+}
+
+// add adds what putting f did (r) to w's counts, sums, digests and paths.
+func (w *guideWriter) add(f render.File, r *putResult) {
+	w.res.Written += r.res.Written
+	w.res.Unchanged += r.res.Unchanged
+	w.res.Bytes += r.res.Bytes
+	w.res.Changes = append(w.res.Changes, r.res.Changes...)
+	prefix := "public/"
+	if f.Private {
+		prefix = "private/"
+	}
+	w.sums = append(w.sums, pathSum{prefix + f.Path, r.h})
+	for p, d := range r.digests {
+		w.addDigest(p, d)
+	}
+	if f.Private {
+		w.private = append(w.private, r.written...)
+	} else {
+		w.public = append(w.public, r.written...)
+	}
+}
+
+// tasksOf returns the files of one group, files[start:end], as tasks of
+// indexes run one after the other: one file a task, except renditions,
+// whose task is every rendition of one source, in order.
+func tasksOf(files []render.File, start, end int) [][]int {
+	var tasks [][]int
+	bySrc := map[string]int{}
+	for i := start; i < end; i++ {
+		if files[i].Width == 0 {
+			tasks = append(tasks, []int{i})
+			continue
 		}
-		w.sums = append(w.sums, pathSum{prefix + f.Path, r.h})
-		for p, d := range r.digests {
-			w.addDigest(p, d)
+		n, ok := bySrc[files[i].Src]
+		if !ok {
+			n = len(tasks)
+			bySrc[files[i].Src] = n
+			tasks = append(tasks, nil)
 		}
-		if f.Private {
-			w.private = append(w.private, r.written...)
-		} else {
-			w.public = append(w.public, r.written...)
+		tasks[n] = append(tasks[n], i)
+	}
+	return tasks
+}
+
+// runTasks runs the tasks writeParallel at a time, each task's files one
+// after the other through put with an image cache of the task's own. It
+// returns ctx's error, once the tasks started are done, when ctx ends
+// before every task started.
+func runTasks(ctx context.Context, tasks [][]int, put func(i int, images *imageCache)) error {
+	sem := make(chan struct{}, writeParallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, task := range tasks {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			images := &imageCache{published: map[string]string{}}
+			for _, i := range task {
+				put(i, images)
+			}
+		})
 	}
 	return nil
 }
