@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -147,6 +148,62 @@ func TestQuickSiblingsAfterRestart(t *testing.T) {
 	for id, mg := range ev.exporter().records.Summaries() {
 		if len(mg.Quick) != 0 {
 			t.Errorf("%s: record lists quick siblings %v after the restart's export", id, mg.Quick)
+		}
+	}
+}
+
+// TestStatusAfterItsView checks the order in which an upload's files get
+// their names (render.Plan.Files): a view's status after every media
+// file, document and default-language page of that view (and the
+// alias's, for the default view); the default view's status before the
+// other view's files; the pages in other languages after every status;
+// the ready event last.
+func TestStatusAfterItsView(t *testing.T) {
+	ev := osEnv(t)
+	log := recordSyncs(t, ev.outDir)
+	if _, err := ev.exporter().ExportBundle(context.Background(), "301-king-st-e"); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]int{} // public path -> when it got its name
+	for i, s := range log.steps {
+		if s.step == "link" || s.step == "rename" {
+			rel, _ := filepath.Rel(ev.outDir, s.name)
+			named[filepath.ToSlash(rel)] = i
+		}
+	}
+	status := func(id string) int {
+		t.Helper()
+		n, ok := named[id+"/"+site.StatusFile]
+		if !ok {
+			t.Fatalf("no status for %s", id)
+		}
+		return n
+	}
+	defStatus := min(status("vKT301A"), status("301-king-st-e"))
+	otherStatus := status("vKT301B")
+	for p, n := range named {
+		doc, _, ok := site.SplitEncoded(p)
+		if !ok {
+			doc = p
+		}
+		top := strings.Split(strings.TrimPrefix(strings.TrimPrefix(doc, site.UnbrandedDir+"/"), site.EmbedDir+"/"), "/")
+		otherLang := len(top) == 3 && top[2] == "index.html" || len(top) == 2 && top[1] != "index.html" && len(top[1]) == 2
+		switch {
+		case strings.HasSuffix(doc, "/"+site.StatusFile) || strings.HasPrefix(doc, site.AssetsDir+"/"):
+		case otherLang:
+			if n < otherStatus || n < defStatus {
+				t.Errorf("%s named before a status", p)
+			}
+		case top[0] == "vKT301A" || top[0] == "301-king-st-e":
+			if n > defStatus {
+				t.Errorf("%s named after the default view's status", p)
+			}
+		case top[0] == "vKT301B":
+			if n < defStatus || n > otherStatus {
+				t.Errorf("%s named outside its view's stage (before the default view's status or after its own)", p)
+			}
+		default:
+			t.Errorf("%s: a file of no view", p)
 		}
 	}
 }

@@ -13,8 +13,11 @@ import (
 // default view): the same pages, stored under each id's paths, all naming
 // the view's own URLs (see docs/pages.md). Pages are built from the
 // summary and autofill the view's documents were rendered from, so what a
-// view hides is absent from them too.
-func (r *renderer) renderPages(b *builtView, ids []string) ([]File, error) {
+// view hides is absent from them too. It returns the pages in the
+// guide's default language (def) apart from those in its other languages
+// (other), which the documents do not link: they are written after the
+// statuses (Stage).
+func (r *renderer) renderPages(b *builtView, ids []string) (def, other []File, err error) {
 	v, status := b.v, b.status
 	// The summary is nil unless the view is ready and shows its
 	// measurements. The autofill object gives the pages the media URLs and
@@ -39,23 +42,22 @@ func (r *renderer) renderPages(b *builtView, ids []string) ([]File, error) {
 		Documents:    r.pageDocuments(v),
 		Renditions:   r.rendered[v.ViewID],
 	})
-	var out []File
 	for _, lang := range in.Languages {
 		for i, k := range viewpage.Kinds {
 			data, err := viewpage.Render(k, &in, lang)
 			if err != nil {
-				return nil, fmt.Errorf("page %s (%s): %w", k, lang, err)
+				return nil, nil, fmt.Errorf("page %s (%s): %w", k, lang, err)
 			}
 			for _, id := range ids {
-				paths := site.PagePaths(id)
-				if lang != in.Default() {
-					paths = site.LanguagePagePaths(id, lang)
+				if lang == in.Default() {
+					def = append(def, File{Path: site.PagePaths(id)[i], Data: data, Doc: true})
+				} else {
+					other = append(other, File{Path: site.LanguagePagePaths(id, lang)[i], Data: data, Doc: true})
 				}
-				out = append(out, File{Path: paths[i], Data: data, Doc: true})
 			}
 		}
 	}
-	return out, nil
+	return def, other, nil
 }
 
 // pageDocuments lists the floor plan documents view v publishes, in every

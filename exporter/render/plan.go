@@ -31,10 +31,15 @@ type Settings struct {
 // Plan is everything the export of one guide publishes: each file with
 // its bytes, or the bundle file it is made from.
 type Plan struct {
-	// Files are in the order they are written: public media, documents
-	// and pages, private media, the ready event (nothing names a file
-	// before it is there). The guide's record is not among them: it
-	// names the revision, known once the files are written (Record).
+	// Files are in the order of their stages (Stage), the order in
+	// which they are written: each view's public media, documents and
+	// pages in the guide's default language, then its statuses (the
+	// default view first); then the pages in the other languages; then the
+	// private media and the ready event. Nothing names a file before it
+	// is there, and a view's status, once it says ready, finds every
+	// document, page and media file its documents link. The guide's
+	// record is not among them: it names the revision, known once the
+	// files are written (Record).
 	Files []File
 	// Shared are the files of the whole tree that the guide's pages link
 	// (the stylesheet): no guide's, in no record, written before Files.
@@ -56,7 +61,18 @@ type File struct {
 	// of private metadata rather than copied (docs/output.md#images).
 	Format media.Format
 	Width  int // a rendition of Src this wide (media.Renditions)
+	// Stage orders the writes: every file of a stage is in place before
+	// any file of a later stage is written (see Plan.Files). Files of
+	// view n of the plan (the default view is 0) are at StageView+2n,
+	// its statuses at StageStatus+2n.
+	Stage int
 }
+
+// The stages of the files of a view (see File.Stage).
+const (
+	StageView   = 0
+	StageStatus = 1
+)
 
 // Guide returns the plan of the loaded bundle b at now: every document,
 // page and media file of each view (and the alias), the ready event and
@@ -73,11 +89,11 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 	}
 	r := &renderer{g: g, media: b.Media, urls: s.URLs, sourceName: s.SourceName, now: now}
 	p := &Plan{IDs: PublicIDs(g), Views: len(g.Views)}
-	mediaFiles, docs, err := r.views(b, s, p)
+	public, err := r.views(b, s, p)
 	if err != nil {
 		return nil, err
 	}
-	p.Files = append(mediaFiles, docs...)
+	p.Files = public
 	if err := CheckPublic(g, now, p.Files); err != nil {
 		return nil, fmt.Errorf("guide %s: %w", g.GuideID, err)
 	}
@@ -91,10 +107,12 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("render event: %w", err)
 		}
+		last := p.Files[len(p.Files)-1].Stage + 1
 		for _, m := range priv {
 			p.Files = append(p.Files, mediaFile(b, site.PrivateDocPath(g.GuideID, m.Dst), m, true))
 		}
-		p.Files = append(p.Files, File{Private: true, Path: site.EventPath(g.GuideID), Data: data})
+		p.Files = append(p.Files, stage([]File{{Private: true, Path: site.EventPath(g.GuideID), Data: data}}, last)...)
+		stage(p.Files[len(public):], last)
 	}
 	// The record is written after the others, with a revision of fixed
 	// length.
@@ -102,7 +120,7 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render record: %w", err)
 	}
-	private := append(p.Files[len(mediaFiles)+len(docs):len(p.Files):len(p.Files)], File{Private: true, Path: site.RecordPath(g.GuideID), Data: rec})
+	private := append(p.Files[len(public):len(p.Files):len(p.Files)], File{Private: true, Path: site.RecordPath(g.GuideID), Data: rec})
 	if problems := tooLarge(b.Folder, s.Limits, private); len(problems) > 0 {
 		return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
 	}
@@ -110,53 +128,80 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 }
 
 // views renders the documents, pages and media of every view of b (and
-// of the alias) and sets p.NextChange.
-func (r *renderer) views(b *bundle.Bundle, s Settings, p *Plan) (mediaFiles, docs []File, err error) {
+// of the alias) and sets p.NextChange. It returns the public files in the
+// order of their stages (see Stage): the default view first, then the
+// others in the bundle's order.
+func (r *renderer) views(b *bundle.Bundle, s Settings, p *Plan) ([]File, error) {
 	g, now := r.g, r.now
 	def := g.DefaultView()
-	addView := func(folder string, vd viewDocs, withMedia bool) {
-		for _, name := range site.Documents {
-			if data, ok := vd.Docs[name]; ok {
-				docs = append(docs, File{Path: site.ViewFile(folder, name), Data: data, Doc: true})
-			}
-		}
-		if withMedia {
-			for _, m := range vd.Media {
-				mediaFiles = append(mediaFiles, mediaFile(b, site.MediaFile(folder, m.Dst), m, false))
-			}
-		}
-	}
+	var chunks [][]File // each view's files up to its statuses, the default view's first
+	var later []File    // pages in other languages than the default
 	for i := range g.Views {
 		v := &g.Views[i]
-		first := len(docs)
 		vd, err := r.renderView(v)
 		if err != nil {
-			return nil, nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
+			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
 		}
-		addView(v.ViewID, vd, true)
+		var media, docs, statuses []File
+		for _, m := range vd.Media {
+			media = append(media, mediaFile(b, site.MediaFile(v.ViewID, m.Dst), m, false))
+		}
 		ids := []string{v.ViewID}
 		if v == def && g.Alias != "" && g.Alias != v.ViewID {
 			// The alias serves the default view's documents; they link to
 			// the view's own media, so the alias needs no media copies.
-			addView(g.Alias, vd, false)
 			ids = append(ids, g.Alias)
 		}
-		pages, err := r.renderPages(&vd.built, ids)
+		for _, id := range ids {
+			for _, name := range site.Documents {
+				if data, ok := vd.Docs[name]; ok {
+					f := File{Path: site.ViewFile(id, name), Data: data, Doc: true}
+					if name == site.StatusFile {
+						statuses = append(statuses, f)
+					} else {
+						docs = append(docs, f)
+					}
+				}
+			}
+		}
+		pages, otherPages, err := r.renderPages(&vd.built, ids)
 		if err != nil {
-			return nil, nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
+			return nil, fmt.Errorf("render view %s: %w", v.ViewID, err)
 		}
 		docs = append(docs, pages...)
 		// Checked view by view, so that a huge guide is rejected after
 		// rendering one view, not all of them.
-		if problems := tooLarge(b.Folder, s.Limits, docs[first:]); len(problems) > 0 {
-			return nil, nil, &bundle.Error{Folder: b.Folder, Problems: problems}
+		if problems := tooLarge(b.Folder, s.Limits, slices.Concat(docs, statuses, otherPages)); len(problems) > 0 {
+			return nil, &bundle.Error{Folder: b.Folder, Problems: problems}
 		}
+		chunk := slices.Concat(stage(media, StageView), stage(docs, StageView), stage(statuses, StageStatus))
+		if v == def {
+			chunks = slices.Insert(chunks, 0, chunk)
+		} else {
+			chunks = append(chunks, chunk)
+		}
+		later = append(later, otherPages...)
 		if v.ExpiresAt != nil && !v.Locked && v.ExpiresAt.After(now) &&
 			(p.NextChange.IsZero() || v.ExpiresAt.Before(p.NextChange)) {
 			p.NextChange = *v.ExpiresAt
 		}
 	}
-	return mediaFiles, docs, nil
+	var out []File
+	for n, chunk := range chunks {
+		for _, f := range chunk {
+			f.Stage += 2 * n
+			out = append(out, f)
+		}
+	}
+	return append(out, stage(later, 2*len(chunks))...), nil
+}
+
+// stage returns files with Stage set to n.
+func stage(files []File, n int) []File {
+	for i := range files {
+		files[i].Stage = n
+	}
+	return files
 }
 
 // tooLarge returns a problem for every file of files, rendered for the

@@ -23,20 +23,25 @@ type pathSum struct {
 
 // putAll publishes files, which b's bundle files are copied from, and
 // records the paths they occupy and the hashes of their contents (sums). Files
-// are written in the order of their groups (public media, then documents
-// and pages, then private files: nothing names a file before it is
-// there), the files of one group writeParallel at a time: each write is
-// flushed to disk before it gets its name (durable.go), and flushes made
-// together cost little more than one. Renditions are a group of their
-// own, whose files are handed out by source: one task writes every
-// rendition of a source through its own image cache, so that the source
-// is decoded once for all its widths (imagewrite.go), and the sources of
-// a guide are decoded in parallel (within the Jobs CPU slots).
+// are written in the order of their groups: the plan's stages (a view's
+// media, documents and pages, then its status; see render.Plan.Files),
+// and within a stage its media, then its documents and pages, so that
+// nothing names a file before it is there. The files of one group are
+// written writeParallel at a time: each write is flushed to disk before
+// it gets its name (durable.go), and flushes made together cost little
+// more than one. Renditions are handed out by source: one task writes
+// every rendition of a source through its own image cache, so that the
+// source is decoded once for all its widths (imagewrite.go), and the
+// sources of a guide are decoded in parallel (within the Jobs CPU slots).
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
 	docs := w.prepareDocs(files, old, quick)
 	results := make([]putResult, len(files))
 	share := &productShare{}
-	group := func(f render.File) [4]bool { return [4]bool{f.Private, f.Doc, f.Data == nil, f.Width > 0} }
+	type groupKey struct {
+		stage               int
+		private, doc, media bool
+	}
+	group := func(f render.File) groupKey { return groupKey{f.Stage, f.Private, f.Doc, f.Data == nil} }
 	for start := 0; start < len(files); {
 		end := start + 1
 		for end < len(files) && group(files[end]) == group(files[start]) {
