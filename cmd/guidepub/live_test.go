@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guidepub/guidepub/exporter/records"
 )
 
 // TestWatchPublish: watch --publish file://… uploads the first export, then
@@ -33,6 +35,14 @@ func TestWatchPublish(t *testing.T) {
 	upload(t, tr.src, "ansi-us-house", sampleBundle(t, "ansi-us-house", "https://hooks.example.com/ready"))
 	eventually(t, "the new guide's status in the bucket", inBucket("vMAPLE-main/data/status"))
 	eventually(t, "the new guide's summary in the bucket", inBucket("vMAPLE-main/data/summary"))
+	// Its quick compressed siblings are replaced right after: that export's
+	// changes go to the bucket too before nothing is pending.
+	record := filepath.Join(tr.priv, records.RecordsDir(0, 1), "gUS123MAPLE.json")
+	eventually(t, "the new guide's final compressed bytes", func() bool {
+		data, err := os.ReadFile(record)
+		head, _, _ := strings.Cut(string(data), "\n")
+		return err == nil && !strings.Contains(head, `"quick"`)
+	})
 
 	m := regexp.MustCompile(`"url":"(http://[^"]+/metrics)"`).FindStringSubmatch(stderr.String())
 	if m == nil {
