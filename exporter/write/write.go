@@ -34,7 +34,6 @@ type pathSum struct {
 // source is decoded once for all its widths (imagewrite.go), and the
 // sources of a guide are decoded in parallel (within the Jobs CPU slots).
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
-	docs := w.prepareDocs(files, old, quick)
 	results := make([]putResult, len(files))
 	share := &productShare{}
 	type groupKey struct {
@@ -47,11 +46,15 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		for end < len(files) && group(files[end]) == group(files[start]) {
 			end++
 		}
+		// A stage's documents are compressed when its turn comes, so that
+		// an early stage (the default view's) does not wait for the
+		// compression of the later ones.
+		docs := w.prepareDocs(files[start:end], old, quick)
 		put := func(i int, images *imageCache) {
 			r := &results[i]
 			// Its own writer, so the counts need no lock.
 			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
-			r.put(fw, b, files[i], docs[i])
+			r.put(fw, b, files[i], docs[i-start])
 		}
 		if err := runTasks(ctx, tasksOf(files, start, end), put); err != nil {
 			return err
