@@ -62,16 +62,18 @@ type File struct {
 	Format media.Format
 	Width  int // a rendition of Src this wide (media.Renditions)
 	// Stage orders the writes: every file of a stage is in place before
-	// any file of a later stage is written (see Plan.Files). Files of
-	// view n of the plan (the default view is 0) are at StageView+2n,
-	// its statuses at StageStatus+2n.
+	// any file of a later stage is written (see Plan.Files). The files of
+	// view n of the plan (the default view is 0) are at
+	// StageView+n*StagesPerView, its statuses at
+	// StageStatus+n*StagesPerView.
 	Stage int
 }
 
 // The stages of the files of a view (see File.Stage).
 const (
-	StageView   = 0
-	StageStatus = 1
+	StageView     = 0 // media, documents, pages in the default language
+	StageStatus   = 1 // the view's status (and the alias's)
+	StagesPerView = 2
 )
 
 // Guide returns the plan of the loaded bundle b at now: every document,
@@ -111,7 +113,7 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 		for _, m := range priv {
 			p.Files = append(p.Files, mediaFile(b, site.PrivateDocPath(g.GuideID, m.Dst), m, true))
 		}
-		p.Files = append(p.Files, stage([]File{{Private: true, Path: site.EventPath(g.GuideID), Data: data}}, last)...)
+		p.Files = append(p.Files, File{Private: true, Path: site.EventPath(g.GuideID), Data: data})
 		stage(p.Files[len(public):], last)
 	}
 	// The record is written after the others, with a revision of fixed
@@ -189,11 +191,11 @@ func (r *renderer) views(b *bundle.Bundle, s Settings, p *Plan) ([]File, error) 
 	var out []File
 	for n, chunk := range chunks {
 		for _, f := range chunk {
-			f.Stage += 2 * n
+			f.Stage += n * StagesPerView
 			out = append(out, f)
 		}
 	}
-	return append(out, stage(later, 2*len(chunks))...), nil
+	return append(out, stage(later, len(chunks)*StagesPerView)...), nil
 }
 
 // stage returns files with Stage set to n.
