@@ -2,6 +2,7 @@ package watch
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,12 +48,21 @@ func watchedAll(t *testing.T, w *Watcher) {
 	})
 }
 
-// settle writes a sentinel into the bundle "zz" and waits until the loop has
+// settle moves a sentinel into the bundle "zz" and waits until the loop has
 // seen it. The kernel queues one watcher's events in order, so every event
-// caused before the sentinel has been handled by then.
+// caused before the sentinel has been handled by then. The sentinel is
+// written outside the watched root and renamed in: one event, where
+// writing it in place would queue several (create, write), the later ones
+// arriving after the test has moved on.
 func settle(t *testing.T, w *Watcher, root string, n int) {
 	t.Helper()
-	writeFile(t, root, "zz/sentinel", strings.Repeat("x", n))
+	tmp := filepath.Join(t.TempDir(), "sentinel")
+	if err := os.WriteFile(tmp, []byte(strings.Repeat("x", n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(root, "zz", fmt.Sprintf("sentinel-%d", n))); err != nil {
+		t.Fatal(err)
+	}
 	waitState(t, w, "the sentinel event", func(st *state) bool { return st.deb.Pending("zz") })
 }
 
