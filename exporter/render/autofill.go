@@ -56,9 +56,9 @@ func newMeasurer(g *bundle.Guide, v *bundle.View, source string) measurer {
 	units := viewUnits(g, v)
 	m := measurer{off: v.Hides(bundle.HideMeasurements), source: source}
 	if units == bundle.UnitsImperial {
-		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareFeet, site.Feet, mm2PerSqFoot, mmPerFoot
+		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareFeet, site.Feet, site.MM2PerSqFoot, site.MMPerFoot
 	} else {
-		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareMeters, site.Meters, mm2PerSqMeter, mmPerMeter
+		m.areaUnits, m.linearUnits, m.areaPerUnit, m.lenPerUnit = site.SquareMeters, site.Meters, site.MM2PerSqMeter, site.MMPerMeter
 	}
 	return m
 }
@@ -69,7 +69,7 @@ func (m measurer) area(mm2 *float64) (*float64, string, string) {
 	if m.off || mm2 == nil {
 		return nil, "", ""
 	}
-	v := round2(*mm2 / m.areaPerUnit)
+	v := site.Round2(*mm2 / m.areaPerUnit)
 	return &v, m.areaUnits, m.source
 }
 
@@ -78,7 +78,7 @@ func (m measurer) length(mm *float64) (*float64, string, string) {
 	if m.off || mm == nil {
 		return nil, "", ""
 	}
-	v := round2(*mm / m.lenPerUnit)
+	v := site.Round2(*mm / m.lenPerUnit)
 	return &v, m.linearUnits, m.source
 }
 

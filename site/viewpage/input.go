@@ -1,7 +1,6 @@
 package viewpage
 
 import (
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -181,14 +180,6 @@ type Banner struct {
 
 // Phone is a labelled number and its tel: digits.
 type Phone struct{ Label, Number, Dial string }
-
-// Conversion factors from mm and mm2.
-const (
-	mm2PerSqFoot  = 92903.04
-	mm2PerSqMeter = 1e6
-	mmPerFoot     = 304.8
-	mmPerMeter    = 1000
-)
 
 func hides(hidden []string, f string) bool { return slices.Contains(hidden, f) }
 
@@ -388,43 +379,3 @@ func banner(b *site.Banner) *Banner {
 
 // nbsp keeps a number with its unit on one line.
 const nbsp = "\u00a0"
-
-// round2 rounds x half away from zero to 2 decimals on its shortest
-// decimal form, exactly as the autofill document rounds.
-func round2(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	s := strconv.FormatFloat(x, 'f', -1, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, _ := strings.Cut(s, ".")
-	if len(frac) <= 2 {
-		return x
-	}
-	digits := []byte(intPart + frac[:2])
-	if frac[2] >= '5' {
-		i := len(digits) - 1
-		for ; i >= 0; i-- {
-			if digits[i] == '9' {
-				digits[i] = '0'
-				continue
-			}
-			digits[i]++
-			break
-		}
-		if i < 0 {
-			digits = append([]byte{'1'}, digits...)
-		}
-	}
-	n := len(digits)
-	out := string(digits[:n-2]) + "." + string(digits[n-2:])
-	if neg {
-		out = "-" + out
-	}
-	v, err := strconv.ParseFloat(out, 64)
-	if err != nil || v == 0 {
-		return 0
-	}
-	return v
-}

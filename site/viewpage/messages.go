@@ -136,14 +136,14 @@ func (p printer) fixed2(x float64) string {
 // Areas and lengths: the values come in mm² and mm (the summary's units).
 // Imperial areas are whole square feet and lengths feet and inches to
 // the nearest inch; metric areas and lengths keep the autofill document's
-// two decimals (round2, the same rule), in the language's notation.
+// two decimals (site.Round2, the autofill document's rule), in the language's notation.
 
 // area formats mm2 in units.
 func (p printer) area(mm2 float64, units string) string {
 	if units == Imperial {
-		return p.whole(mm2/mm2PerSqFoot) + nbsp + p.T("sqft")
+		return p.whole(mm2/site.MM2PerSqFoot) + nbsp + p.T("sqft")
 	}
-	return p.fixed2(round2(mm2/mm2PerSqMeter)) + nbsp + "m²"
+	return p.fixed2(site.Round2(mm2/site.MM2PerSqMeter)) + nbsp + "m²"
 }
 
 // length formats mm in units.
@@ -151,7 +151,7 @@ func (p printer) length(mm float64, units string) string {
 	if units == Imperial {
 		return FeetInches(mm)
 	}
-	return p.fixed2(round2(mm/mmPerMeter)) + nbsp + "m"
+	return p.fixed2(site.Round2(mm/site.MMPerMeter)) + nbsp + "m"
 }
 
 // dims formats a room's width and length in units.
@@ -159,7 +159,7 @@ func (p printer) dims(w, l float64, units string) string {
 	if units == Imperial {
 		return FeetInches(w) + nbsp + "×" + nbsp + FeetInches(l)
 	}
-	return p.fixed2(round2(w/mmPerMeter)) + nbsp + "×" + nbsp + p.fixed2(round2(l/mmPerMeter)) + nbsp + "m"
+	return p.fixed2(site.Round2(w/site.MMPerMeter)) + nbsp + "×" + nbsp + p.fixed2(site.Round2(l/site.MMPerMeter)) + nbsp + "m"
 }
 
 // FeetInches formats a length in mm as feet and inches rounded to the

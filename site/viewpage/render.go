@@ -819,9 +819,9 @@ func jsonLD(in *Input, pageURL string, haveArea bool, areaMM2 float64) (template
 		r.Geo = &geo{Type: "GeoCoordinates", Lat: in.Geo.Lat, Lng: in.Geo.Lng}
 	}
 	if haveArea {
-		r.FloorSize = &qv{Type: "QuantitativeValue", Value: math.Round(areaMM2 / mm2PerSqFoot), UnitCode: "FTK"}
+		r.FloorSize = &qv{Type: "QuantitativeValue", Value: math.Round(areaMM2 / site.MM2PerSqFoot), UnitCode: "FTK"}
 		if in.Units == Metric {
-			r.FloorSize = &qv{Type: "QuantitativeValue", Value: round2(areaMM2 / mm2PerSqMeter), UnitCode: "MTK"}
+			r.FloorSize = &qv{Type: "QuantitativeValue", Value: site.Round2(areaMM2 / site.MM2PerSqMeter), UnitCode: "MTK"}
 		}
 	}
 	if n := roomCount(in.Summary); n > 0 {

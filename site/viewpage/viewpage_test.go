@@ -386,7 +386,7 @@ func TestFeetInches(t *testing.T) {
 // TestNumbersPerLanguage checks that figures follow each language's
 // notation: digit grouping and decimal separator.
 func TestNumbersPerLanguage(t *testing.T) {
-	mm2 := 2139.49 * mm2PerSqFoot
+	mm2 := 2139.49 * site.MM2PerSqFoot
 	for lang, want := range map[string][2]string{
 		"en": {"2,139" + nbsp + "sq ft", "198.77" + nbsp + "m²"},
 		"fr": {"2" + nbsp + "139" + nbsp + "pi²", "198,77" + nbsp + "m²"},

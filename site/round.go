@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"math"
@@ -6,19 +6,21 @@ import (
 	"strings"
 )
 
-// Conversion factors from the View API's units (see docs/documents.md#units).
+// Conversion factors from the View API's units (see docs/documents.md#units):
+// the autofill document and the view pages convert with these.
 const (
-	mm2PerSqFoot  = 92903.04
-	mm2PerSqMeter = 1e6
-	mmPerFoot     = 304.8
-	mmPerMeter    = 1000
+	MM2PerSqFoot  = 92903.04
+	MM2PerSqMeter = 1e6
+	MMPerFoot     = 304.8
+	MMPerMeter    = 1000
 )
 
-// round2 rounds x half away from zero to 2 decimals. It works on the
+// Round2 rounds x half away from zero to 2 decimals. It works on the
 // shortest decimal representation of x, so a value printed as 1.005 rounds
 // to 1.01 (math.Round(x*100)/100 gives 1 because 1.005 is stored as
-// 1.00499999...). NaN and infinities are returned unchanged.
-func round2(x float64) float64 {
+// 1.00499999...). NaN and infinities are returned unchanged. The autofill document and the
+// view pages both round with it.
+func Round2(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return x
 	}
