@@ -47,6 +47,12 @@ type Config struct {
 	// ResponseLimit is how many bytes of a response body are read (and
 	// discarded); default 64 KiB.
 	ResponseLimit int64
+
+	// fetchCooldown overrides River's fetch cooldown (fetchCooldown in
+	// river.go), for tests: River sends at most one insert notification
+	// per cooldown, so a long one shows what happens to the inserts it
+	// does not announce.
+	fetchCooldown time.Duration
 }
 
 // DefaultConfig returns the delivery settings "guidepub sidecar" starts

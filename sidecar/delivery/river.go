@@ -50,6 +50,9 @@ type typedClient[TTx any] struct {
 	c           *river.Client[TTx]
 	maxAttempts int
 	pilot       *wakePilot // nil: River's LISTEN/NOTIFY wakes the client
+	// announce: every insert sends River's insert notification itself
+	// (PostgreSQL; see announceInsert).
+	announce bool
 }
 
 func (t typedClient[TTx]) Wake() {
@@ -77,8 +80,37 @@ func (t typedClient[TTx]) InsertManyTx(ctx context.Context, tx store.Tx, jobs []
 	for i, j := range jobs {
 		params[i] = river.InsertManyParams{Args: j, InsertOpts: opts}
 	}
-	_, err := t.c.InsertManyTx(ctx, raw, params)
-	return err
+	if _, err := t.c.InsertManyTx(ctx, raw, params); err != nil {
+		return err
+	}
+	if t.announce {
+		return announceInsert(ctx, tx)
+	}
+	return nil
+}
+
+// insertTopic and insertPayload are the PostgreSQL notification River's
+// producers listen for (channel "<schema>.river_insert", River's tables
+// being in the connection's current schema) and its payload for
+// guidepub's queue, as River formats them.
+const (
+	insertTopic   = "river_insert"
+	insertPayload = `{"queue": "` + queueName + `"}`
+)
+
+// announceInsert notifies every started queue on the database that jobs
+// were inserted in tx, when tx commits. River does so too, but at most once
+// per fetch cooldown per process: an insert within the cooldown after an
+// announced one is left to the poll, and is missed when the listener's
+// fetch ran before it committed (a delivery then waited up to a poll
+// interval). Notifying every time costs one statement per transaction;
+// PostgreSQL folds it into River's own when both are sent in one
+// transaction (same channel and payload).
+func announceInsert(ctx context.Context, tx store.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify(concat(current_schema(), '.', ?::text), ?::text)`, insertTopic, insertPayload); err != nil {
+		return fmt.Errorf("notify insert: %w", err)
+	}
+	return nil
 }
 
 // fetchCooldown is the least time between two fetches of due jobs by one
@@ -105,9 +137,13 @@ func newRiverClient(st *store.Store, q *Queue) (riverClient, error) {
 			poll = 50 * time.Millisecond
 		}
 	}
+	cooldown := min(poll, fetchCooldown)
+	if q.cfg.fetchCooldown > 0 {
+		cooldown = min(poll, q.cfg.fetchCooldown)
+	}
 	cfg := &river.Config{
 		ID:                   q.cfg.InstanceID,
-		FetchCooldown:        min(poll, fetchCooldown),
+		FetchCooldown:        cooldown,
 		FetchPollInterval:    poll,
 		JobTimeout:           q.cfg.Timeout + jobMargin,
 		Logger:               store.RiverLogger(q.cfg.Logger),
@@ -123,22 +159,22 @@ func newRiverClient(st *store.Store, q *Queue) (riverClient, error) {
 	}
 	switch st.Dialect() {
 	case store.Postgres:
-		return newTyped[pgx.Tx](riverpgxv5.New(st.PgPool()), cfg, q.cfg.MaxAttempts, nil)
+		return newTyped[pgx.Tx](riverpgxv5.New(st.PgPool()), cfg, q.cfg.MaxAttempts, nil, true)
 	case store.SQLite:
 		cfg.PollOnly = true
 		pilot := &wakePilot{}
 		driver := &wakeDriver{Driver: riversqlite.New(st.SQLDB()), pilot: pilot}
-		return newTyped[*sql.Tx](driver, cfg, q.cfg.MaxAttempts, pilot)
+		return newTyped[*sql.Tx](driver, cfg, q.cfg.MaxAttempts, pilot, false)
 	}
 	return nil, fmt.Errorf("unknown store dialect %q", st.Dialect())
 }
 
-func newTyped[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, maxAttempts int, pilot *wakePilot) (riverClient, error) {
+func newTyped[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, maxAttempts int, pilot *wakePilot, announce bool) (riverClient, error) {
 	c, err := river.NewClient(driver, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	return typedClient[TTx]{c: c, maxAttempts: riverMaxAttempts(maxAttempts), pilot: pilot}, nil
+	return typedClient[TTx]{c: c, maxAttempts: riverMaxAttempts(maxAttempts), pilot: pilot, announce: announce}, nil
 }
 
 // worker makes one attempt of a delivery per River job run.

@@ -18,8 +18,10 @@ import (
 )
 
 // A delivery is sent as soon as it is queued, not at the next look for due
-// attempts. On PostgreSQL, River's own LISTEN/NOTIFY does it: the insert
-// notifies every sidecar's listener when its transaction commits. SQLite
+// attempts. On PostgreSQL, River's LISTEN/NOTIFY does it: the insert
+// notifies every sidecar's listener when its transaction commits (sent by
+// guidepub for every insert, since River sends at most one per fetch
+// cooldown: see announceInsert in river.go). SQLite
 // has no notifications, so River only polls there; guidepub wakes the
 // queue itself, in two ways:
 //

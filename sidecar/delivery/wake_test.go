@@ -72,6 +72,35 @@ func TestWakeFromAnotherProcess(t *testing.T) {
 	}
 }
 
+// TestWakeEveryInsert: every delivery another process queues wakes the
+// started queue, not only the first of a burst. River announces at most
+// one insert per fetch cooldown (per process and queue) and leaves the
+// rest to the poll; a webhook then waited up to a poll interval (1s by
+// default on PostgreSQL). The queueing side here has a cooldown of an hour,
+// so River announces its first insert only: the second is found only if
+// guidepub announces it itself.
+func TestWakeEveryInsert(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) {})
+			sidecar := startQueue(t, openStore(t, dsn), neverPolls())
+			cfg := neverPolls()
+			cfg.fetchCooldown = time.Hour
+			watcher, err := New(openStore(t, dsn), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				d := enqueueOne(t, watcher, message("g-every", rc.srv.URL, i))
+				if got := waitFinal(t, sidecar, "g-every", d.ID); got.State != StateDelivered {
+					t.Fatalf("delivery %d: %s, want delivered", i, got.State)
+				}
+			}
+		})
+	}
+}
+
 // TestWakeWhileStarting queues from two processes' queues while the
 // sidecar's queue starts and runs: every delivery is sent, including those
 // committed while River was starting, when a wake-up cannot reach it yet.
