@@ -78,9 +78,14 @@ func TestDurableWrites(t *testing.T) {
 			switch s.step {
 			case "sync":
 				synced[s.name] = i
-			case "rename", "link":
+			case "rename", "link", "hardlink":
 				prev, renamed := named[s.name]
-				if at, ok := synced[s.name]; !ok || renamed && at < prev {
+				if s.step == "hardlink" {
+					// Another name of a file flushed and named before.
+					if !flushedBefore(t, s.name, synced, named, i) {
+						t.Errorf("round %d: %s linked to no file flushed and named before", round, s.name)
+					}
+				} else if at, ok := synced[s.name]; !ok || renamed && at < prev {
 					t.Errorf("round %d: %s named without a flush before", round, s.name)
 				}
 				named[s.name] = i
@@ -102,7 +107,7 @@ func TestDurableWrites(t *testing.T) {
 		// gets its name.
 		firstName := -1
 		for i, s := range log.steps {
-			if s.step == "rename" || s.step == "link" {
+			if s.step == "rename" || s.step == "link" || s.step == "hardlink" {
 				firstName = i
 				break
 			}
@@ -245,4 +250,22 @@ func BenchmarkDurableExport(b *testing.B) {
 			})
 		}
 	}
+}
+
+// flushedBefore reports whether name (given its name by a hard link at
+// step at) is the same file as one flushed and then named before at.
+func flushedBefore(t *testing.T, name string, synced, named map[string]int, at int) bool {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for other, n := range named {
+		if s, ok := synced[other]; ok && s < n && n < at {
+			if ofi, err := os.Stat(other); err == nil && os.SameFile(fi, ofi) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -95,11 +95,17 @@ func TestMediaMadeOnce(t *testing.T) {
 			t.Errorf("%s decoded %d times, want once", rel, n)
 		}
 	}
-	want := readFile(t, findPublished(t, ev.outDir, "vKT301A/doc/en/pdfMetric.pdf"))
+	first := findPublished(t, ev.outDir, "vKT301A/doc/en/pdfMetric.pdf")
+	want := readFile(t, first)
 	for _, v := range []string{"vKT301A", "vKT301B"} {
 		for _, l := range langs {
-			if got := readFile(t, findPublished(t, ev.outDir, v+"/doc/"+l+"/pdfMetric.pdf")); !bytes.Equal(got, want) {
+			p := findPublished(t, ev.outDir, v+"/doc/"+l+"/pdfMetric.pdf")
+			if got := readFile(t, p); !bytes.Equal(got, want) {
 				t.Errorf("%s/doc/%s/pdfMetric.pdf differs from en's", v, l)
+			}
+			// New destinations of one product are names of one file.
+			if !sameFile(t, p, first) {
+				t.Errorf("%s/doc/%s/pdfMetric.pdf is a copy, not another name of en's", v, l)
 			}
 		}
 	}
@@ -194,4 +200,18 @@ func TestMediaRedone(t *testing.T) {
 	if got, want := readFile(t, floor), readFile(t, findPublished(t, ev.outDir, "vKT301B/doc/en/jpgImperial-1.jpg")); !bytes.Equal(got, want) {
 		t.Error("a file given another source kept the old one's bytes")
 	}
+}
+
+// sameFile reports whether the paths a and b name one file.
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	fa, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.SameFile(fa, fb)
 }

@@ -166,7 +166,7 @@ func TestStatusAfterItsView(t *testing.T) {
 	}
 	named := map[string]int{} // public path -> when it got its name
 	for i, s := range log.steps {
-		if s.step == "link" || s.step == "rename" {
+		if s.step == "link" || s.step == "rename" || s.step == "hardlink" {
 			rel, _ := filepath.Rel(ev.outDir, s.name)
 			named[filepath.ToSlash(rel)] = i
 		}

@@ -32,7 +32,8 @@ import (
 
 // SyncHook, when set by a test, is called after each step of the rule
 // above with the step ("sync" a file, "rename" or "link" it into place,
-// "syncdir" a folder) and the file or folder it concerns.
+// "hardlink" another name to a file in place, "syncdir" a folder) and the
+// file or folder it concerns.
 var SyncHook func(step, name string)
 
 func syncStep(step, name string) {

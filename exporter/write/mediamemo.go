@@ -7,8 +7,12 @@ import (
 	"errors"
 	"hash"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
@@ -22,8 +26,11 @@ import (
 //
 //   - within one export, the first file of a source and transformation
 //     makes the product; every other destination of it (the same PDF in
-//     five languages' folders) is copied from the first one's file, its
-//     SHA-256 checked against the product's (productShare);
+//     five languages' folders) becomes another name of the first one's
+//     file (a hard link: no bytes read, written or flushed again) when it
+//     is new, in the same tree, and the first file is still as made;
+//     otherwise it is copied from there, its SHA-256 checked against the
+//     product's (productShare, linkProduct);
 //   - across the exports of one Writer, a destination is left alone,
 //     without reading its source or itself, when its source has the stamp
 //     (size, modification and change times) it had when the product was
@@ -172,10 +179,42 @@ func destStamp(t Tree, p string) (stamp, bool) {
 
 // productShare is what the files of one export made, by source and
 // transformation: the first file of a key makes it, the others wait for
-// it and copy its file.
+// it and link or copy its file.
 type productShare struct {
-	mu sync.Mutex
-	m  map[mediaKey]*product
+	mu     sync.Mutex
+	m      map[mediaKey]*product
+	linked []*product // products given a name since the last restamp
+}
+
+// linkedTo records that name became another name of p's file.
+func (ps *productShare) linkedTo(p *product, name string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if !p.relinked {
+		p.relinked = true
+		ps.linked = append(ps.linked, p)
+	}
+	p.names = append(p.names, name)
+}
+
+// restamp records again, in w's memo, every name of the products linked
+// since the last call. A link changes the change time of the file, which
+// every name shares, so the stamps recorded before it no longer match; it
+// runs once the writes that could add names (a group of files) are done.
+func (ps *productShare) restamp(w *guideWriter) {
+	ps.mu.Lock()
+	linked := ps.linked
+	ps.linked = nil
+	for _, p := range linked {
+		p.relinked = false
+	}
+	ps.mu.Unlock()
+	for _, p := range linked {
+		w.rememberMade(p.t, p.path, p.made)
+		for _, name := range p.names {
+			w.rememberMade(p.t, name, p.made)
+		}
+	}
 }
 
 // product is the outcome of the first file of a key; done is closed once
@@ -186,6 +225,15 @@ type product struct {
 	t    Tree
 	path string
 	made made
+	// digest is the Digest of the file at path as this export wrote it,
+	// zero when it was found in place (then other destinations are
+	// copied, not linked); dst is that file's stamp then.
+	digest Digest
+	dst    stamp
+	// names are the other names linked to path, and relinked says a
+	// name was added since the last restamp (both under productShare.mu).
+	names    []string
+	relinked bool
 }
 
 // claim returns the product of k and whether the caller is the first
@@ -238,6 +286,9 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 	if !first {
 		<-p.done
 		if p.ok && p.made.src == srcNow {
+			if sum, ok := w.linkProduct(t, f.Path, p); ok {
+				return sum, nil
+			}
 			sum, ok, err := w.copyProduct(t, f.Path, p.t, p.path, p.made.sum)
 			if err != nil {
 				return sum, err
@@ -255,6 +306,10 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 		w.rememberMade(t, f.Path, m)
 		if first && p != nil {
 			p.ok, p.t, p.path, p.made = true, t, f.Path, m
+			if d, ok := w.digests[f.Path]; ok && d.SHA256 == sum {
+				p.digest = d
+				p.dst, _ = destStamp(t, f.Path)
+			}
 		}
 	}
 	if first && p != nil {
@@ -270,6 +325,39 @@ func (w *guideWriter) rememberMade(t Tree, p string, m made) {
 		return
 	}
 	w.e.memo.set(t, p, m, dst)
+}
+
+// linkProduct makes p of t another name of the file of prod, and reports
+// whether it did. It does so only when p does not exist (a file in place
+// may hold the product already: copyProduct compares, so that an
+// unchanged file is not replaced), p is in the same tree as prod's file
+// (same file system and mode), this export wrote that file (its digests
+// are known) and the file still has the stamp it had then. The new name
+// needs no flush of its own: the file's bytes were flushed before its
+// first name, and the guide's folders are flushed before its record.
+func (w *guideWriter) linkProduct(t Tree, p string, prod *product) ([sha256.Size]byte, bool) {
+	want := prod.made.sum
+	if _, ok := t.FS.(*afero.OsFs); !ok || prod.t.Root != t.Root || prod.digest.SHA256 != want || checkPath(p) != nil {
+		return want, false
+	}
+	dst := t.Abs(p)
+	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		return want, false
+	}
+	if now, ok := destStamp(prod.t, prod.path); !ok || now.size != prod.dst.size || !now.mtime.Equal(prod.dst.mtime) {
+		return want, false
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return want, false
+	}
+	if err := os.Link(prod.t.Abs(prod.path), dst); err != nil {
+		return want, false // copied instead
+	}
+	syncStep("hardlink", dst)
+	w.share.linkedTo(prod, p)
+	w.rememberMade(t, p, prod.made)
+	w.written(t, p, prod.dst.size, prod.digest)
+	return want, true
 }
 
 // copyProduct publishes at p of t the product whose SHA-256 is want, from

@@ -56,7 +56,9 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
 			r.put(fw, b, files[i], docs[i-start])
 		}
-		if err := runTasks(ctx, tasksOf(files, start, end), put); err != nil {
+		err := runTasks(ctx, tasksOf(files, start, end), put)
+		share.restamp(w)
+		if err != nil {
 			return err
 		}
 		for i := start; i < end; i++ {
