@@ -71,21 +71,6 @@ func TestEventsUploads(t *testing.T) {
 	mkdirs(t, root, "zz", "quiet")
 	rec := newRecorder()
 	w, clock := newEventsWatcher(t, root, rec)
-	flush := func(want ...string) {
-		t.Helper()
-		clock.Advance(DefaultDebounce)
-		got := map[string]int{}
-		for range want {
-			got[rec.wait(t).folder]++
-		}
-		expectNoMoreCalls(t, w, rec)
-		for _, f := range want {
-			if got[f] != 1 {
-				t.Errorf("calls for %s = %d, want 1 (calls %v)", f, got[f], got)
-			}
-		}
-	}
-
 	// An uploader: several files, nested folders created before their
 	// watch can exist, then guide.json written to a temp name and renamed.
 	writeFile(t, root, "new/photos/front.jpg", "jpeg")
@@ -108,21 +93,21 @@ func TestEventsUploads(t *testing.T) {
 			t.Error("ignored files marked their bundle")
 		}
 	})
-	flush("new", "zz")
+	flushCalls(t, w, clock, rec, "new", "zz")
 
 	// A file in a folder that appeared with the upload is seen: the nested
 	// folders are watched.
 	writeFile(t, root, "new/doc/en/plan.pdf", "pdf v2")
 	settle(t, w, root, 2)
-	flush("new", "zz")
+	flushCalls(t, w, clock, rec, "new", "zz")
 
 	// A folder nested deeper after the upload.
 	writeFile(t, root, "new/doc/fr/a/b/plan.pdf", "pdf")
 	settle(t, w, root, 3)
-	flush("new", "zz")
+	flushCalls(t, w, clock, rec, "new", "zz")
 	writeFile(t, root, "new/doc/fr/a/b/plan.pdf", "pdf v2")
 	settle(t, w, root, 4)
-	flush("new", "zz")
+	flushCalls(t, w, clock, rec, "new", "zz")
 
 	// A whole bundle moved in from a hidden staging folder.
 	writeFile(t, root, ".staging/moved/guide.json", "{}")
@@ -130,10 +115,10 @@ func TestEventsUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, w, root, 5)
-	flush("moved", "zz")
+	flushCalls(t, w, clock, rec, "moved", "zz")
 	writeFile(t, root, "moved/guide.json", "{ }")
 	settle(t, w, root, 6)
-	flush("moved", "zz")
+	flushCalls(t, w, clock, rec, "moved", "zz")
 
 	// Deleting a bundle unpublishes it.
 	if err := os.RemoveAll(filepath.Join(root, "new")); err != nil {

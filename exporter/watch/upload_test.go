@@ -2,26 +2,12 @@ package watch
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 )
-
-// settleOne renames a sentinel into the bundle "zz" (a single event, so
-// none is left to arrive later) and waits until the loop has seen it: the
-// kernel queues one watcher's events in order, so every event caused
-// before it has been handled by then. zz must not be pending before.
-func settleOne(t *testing.T, w *Watcher, root string, n int) {
-	t.Helper()
-	writeFile(t, root, "zz/.sentinel.tmp", "x")
-	if err := os.Rename(filepath.Join(root, "zz/.sentinel.tmp"), filepath.Join(root, "zz", fmt.Sprint("sentinel-", n))); err != nil {
-		t.Fatal(err)
-	}
-	waitState(t, w, "the sentinel event", func(st *state) bool { return st.deb.Pending("zz") })
-}
 
 // flushCalls advances clock by the debounce and checks that the calls
 // that follow are one Changed for each folder of want, in any order.
@@ -70,7 +56,7 @@ func TestRenamedUploadNeedsNoQuietPeriod(t *testing.T) {
 	t.Run("writes after the rename", func(t *testing.T) {
 		writeFile(t, root, "up/photos/back.jpg", "jpeg")
 		writeFile(t, root, "up/guide.json", `{"v":2}`)
-		settleOne(t, w, root, 1)
+		settle(t, w, root, 1)
 		expectNoMoreCalls(t, w, rec)
 		flushCalls(t, w, clock, rec, "up", "zz")
 	})
@@ -88,7 +74,7 @@ func TestRenamedUploadNeedsNoQuietPeriod(t *testing.T) {
 			}
 		})
 		writeFile(t, root, "a/photos/front.jpg", "jpeg v2")
-		settleOne(t, w, root, 2)
+		settle(t, w, root, 2)
 		expectNoMoreCalls(t, w, rec)
 		flushCalls(t, w, clock, rec, "a", "zz")
 	})
@@ -106,14 +92,14 @@ func TestRenamedUploadNeedsNoQuietPeriod(t *testing.T) {
 		// Its folders are watched: a later edit in the new sub-folder is
 		// seen.
 		writeFile(t, root, "b/photos/front.jpg", "jpeg v2")
-		settleOne(t, w, root, 3)
+		settle(t, w, root, 3)
 		flushCalls(t, w, clock, rec, "b", "zz")
 	})
 	t.Run("copies wait for the quiet period", func(t *testing.T) {
 		writeFile(t, root, "c/photos/front.jpg", "jpeg")
 		writeFile(t, root, "c/guide.json", `{"v":1}`)
 		writeFile(t, root, "a/guide.json", `{"v":3}`)
-		settleOne(t, w, root, 4)
+		settle(t, w, root, 4)
 		expectNoMoreCalls(t, w, rec)
 		flushCalls(t, w, clock, rec, "a", "c", "zz")
 	})
@@ -122,7 +108,7 @@ func TestRenamedUploadNeedsNoQuietPeriod(t *testing.T) {
 		rename("a/photos/.back.jpg.tmp", "a/photos/back.jpg")
 		writeFile(t, root, "a/doc/guide.json.tmp", "{}")
 		rename("a/doc/guide.json.tmp", "a/doc/guide.json")
-		settleOne(t, w, root, 5)
+		settle(t, w, root, 5)
 		expectNoMoreCalls(t, w, rec)
 		flushCalls(t, w, clock, rec, "a", "zz")
 	})
@@ -140,7 +126,7 @@ func TestRenamedUploadNeedsNoQuietPeriod(t *testing.T) {
 		writeFile(t, root, "a/.guide.json.swx", "swap")
 		rename("a/.guide.json.swx", "a/guide.json.tmp")
 		rename("a/guide.json.tmp", "a/guide.json~")
-		settleOne(t, w, root, 6)
+		settle(t, w, root, 6)
 		expectNoMoreCalls(t, w, rec)
 		flushCalls(t, w, clock, rec, "a", "zz")
 	})

@@ -36,6 +36,13 @@ type pathSum struct {
 func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
 	results := make([]putResult, len(files))
 	share := &productShare{}
+	var wasQuick map[string]bool // the siblings old lists as quick
+	if old != nil {
+		wasQuick = make(map[string]bool, len(old.Quick))
+		for _, p := range old.Quick {
+			wasQuick[p] = true
+		}
+	}
 	type groupKey struct {
 		stage               int
 		private, doc, media bool
@@ -49,7 +56,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		// A stage's documents are compressed when its turn comes, so that
 		// an early stage (the default view's) does not wait for the
 		// compression of the later ones.
-		docs := w.prepareDocs(files[start:end], old, quick)
+		docs := w.prepareDocs(files[start:end], wasQuick, quick)
 		put := func(i int, images *imageCache) {
 			r := &results[i]
 			// Its own writer, so the counts need no lock.
@@ -364,8 +371,8 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 
 // prepareDocs returns, by index in files, what put writes of each
 // document: a sibling is compressed unless the document and that sibling
-// are already published (a sibling old lists as quick is not: it is
-// compressed again, finally). With quick, the siblings of a public
+// are already published (a sibling wasQuick holds, one the previous
+// export listed as quick, is not: it is compressed again, finally). With quick, the siblings of a public
 // document that changed are compressed with quick settings and listed in
 // w.quick, and the final compressions (of unchanged documents: the
 // finishing of an earlier quick export) run one at a time, leaving the
@@ -374,18 +381,11 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // effort, and the compressions run in parallel within the Jobs CPU
 // slots, so that one guide's export (a watcher's re-export after an
 // upload) uses every slot rather than one.
-func (w *guideWriter) prepareDocs(files []render.File, old *site.ManifestGuide, quick bool) map[int]docWrite {
+func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool, quick bool) map[int]docWrite {
 	type key struct {
 		sum   [sha256.Size]byte
 		enc   string
 		quick bool
-	}
-	var wasQuick map[string]bool
-	if old != nil {
-		wasQuick = make(map[string]bool, len(old.Quick))
-		for _, p := range old.Quick {
-			wasQuick[p] = true
-		}
 	}
 	jobs := map[key]*compression{}
 	docs := map[int]docWrite{}
