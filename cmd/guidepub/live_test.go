@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guidepub/guidepub/site"
 )
 
 // TestWatchPublish: watch --publish file://… uploads the first export, then
@@ -24,7 +27,9 @@ func TestWatchPublish(t *testing.T) {
 		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
 			"--debounce", "20ms", "--jobs", "1", "--publish", "file://" + bucket, "--metrics-addr", "127.0.0.1:0",
 			// Without the export that follows a quick one, whose changes could
-			// reach the outbox after the test's last look at it.
+			// reach the outbox after the test's last look at it (the bucket's
+			// identity objects do not change then): TestWatchPublishQuick
+			// follows the quick bytes to the final ones.
 			"--quick=false"}, &stdout, &stderr)
 	}()
 	inBucket := func(key string) func() bool {
@@ -98,5 +103,54 @@ func TestExportPublish(t *testing.T) {
 	err = run(context.Background(), append(args, "--pages-as-objects"), &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "leave the flag out") {
 		t.Fatalf("--pages-as-objects on file://: %v", err)
+	}
+}
+
+// TestWatchPublishQuick: with quick siblings (the default) and a bucket
+// holding brotli, an upload's documents reach the bucket first with quick
+// bytes, then with the final ones: the bucket converges to what a full
+// export's brotli sibling holds, and the outbox empties.
+func TestWatchPublishQuick(t *testing.T) {
+	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
+	bucket := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+			"--debounce", "20ms", "--jobs", "1", "--publish", "file://" + bucket, "--publish-encoding", "br"}, &stdout, &stderr)
+	}()
+	eventually(t, "the first export in the bucket", func() bool {
+		_, err := os.Stat(filepath.Join(bucket, "vKT301A", "data", "status"))
+		return err == nil
+	})
+	upload(t, tr.src, "ansi-us-house", sampleBundle(t, "ansi-us-house", "https://hooks.example.com/ready"))
+	br, _ := site.EncodingByName("br")
+	final := func(key string) bool {
+		doc, err := os.ReadFile(filepath.Join(tr.out, filepath.FromSlash(key)))
+		if err != nil {
+			return false
+		}
+		want, err := br.Encode(nil, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(bucket, filepath.FromSlash(key)))
+		return err == nil && bytes.Equal(got, want)
+	}
+	for _, key := range []string{"vMAPLE-main/data/summary", "vMAPLE-main/reso/autofill", "vMAPLE-main/index.html"} {
+		eventually(t, key+" with its final bytes in the bucket", func() bool { return final(key) })
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+	if des, _ := os.ReadDir(filepath.Join(tr.priv, "outbox")); len(des) != 1 || des[0].Name() != ".lock" {
+		t.Errorf("outbox left: %v (only the lock file stays)", des)
 	}
 }
