@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -20,18 +19,14 @@ import (
 func TestWatchPublish(t *testing.T) {
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
 	bucket := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
-			"--debounce", "20ms", "--jobs", "1", "--publish", "file://" + bucket, "--metrics-addr", "127.0.0.1:0",
-			// Without the export that follows a quick one, whose changes could
-			// reach the outbox after the test's last look at it (the bucket's
-			// identity objects do not change then): TestWatchPublishQuick
-			// follows the quick bytes to the final ones.
-			"--quick=false"}, &stdout, &stderr)
-	}()
+	w := startWatch(t, "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+		"--debounce", "20ms", "--jobs", "1", "--publish", "file://"+bucket, "--metrics-addr", "127.0.0.1:0",
+		// Without the export that follows a quick one, whose changes could
+		// reach the outbox after the test's last look at it (the bucket's
+		// identity objects do not change then): TestWatchPublishQuick
+		// follows the quick bytes to the final ones.
+		"--quick=false")
+	stderr := &w.stderr
 	inBucket := func(key string) func() bool {
 		return func() bool { _, err := os.Stat(filepath.Join(bucket, filepath.FromSlash(key))); return err == nil }
 	}
@@ -62,18 +57,8 @@ func TestWatchPublish(t *testing.T) {
 			t.Errorf("metrics lack %s:\n%s", name, body)
 		}
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("watch: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("watch did not stop")
-	}
-	if des, _ := os.ReadDir(filepath.Join(tr.priv, "outbox")); len(des) != 1 || des[0].Name() != ".lock" {
-		t.Errorf("outbox left: %v (only the lock file stays)", des)
-	}
+	w.stop(t)
+	wantOutboxEmpty(t, tr.priv)
 }
 
 // TestExportPublish: export --publish uploads what it exported and waits
@@ -113,13 +98,8 @@ func TestExportPublish(t *testing.T) {
 func TestWatchPublishQuick(t *testing.T) {
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
 	bucket := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
-			"--debounce", "20ms", "--jobs", "1", "--publish", "file://" + bucket, "--publish-encoding", "br"}, &stdout, &stderr)
-	}()
+	w := startWatch(t, "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+		"--debounce", "20ms", "--jobs", "1", "--publish", "file://"+bucket, "--publish-encoding", "br")
 	eventually(t, "the first export in the bucket", func() bool {
 		_, err := os.Stat(filepath.Join(bucket, "vKT301A", "data", "status"))
 		return err == nil
@@ -141,16 +121,6 @@ func TestWatchPublishQuick(t *testing.T) {
 	for _, key := range []string{"vMAPLE-main/data/summary", "vMAPLE-main/reso/autofill", "vMAPLE-main/index.html"} {
 		eventually(t, key+" with its final bytes in the bucket", func() bool { return final(key) })
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("watch: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("watch did not stop")
-	}
-	if des, _ := os.ReadDir(filepath.Join(tr.priv, "outbox")); len(des) != 1 || des[0].Name() != ".lock" {
-		t.Errorf("outbox left: %v (only the lock file stays)", des)
-	}
+	w.stop(t)
+	wantOutboxEmpty(t, tr.priv)
 }

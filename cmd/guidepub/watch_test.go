@@ -183,13 +183,10 @@ func TestWatchCommand(t *testing.T) {
 	const folder = "301-king-st-e"
 	tr := newWatchTrees(t, folder, "https://hooks.example.com/ready")
 	dsn := filepath.Join(t.TempDir(), "guidepub.db")
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
-			"--store", dsn, "--debounce", "20ms", "--jobs", "1"}, &stdout, &stderr)
-	}()
+	ctx := context.Background()
+	w := startWatch(t, "--src", tr.src, "--out", tr.out, "--private", tr.priv,
+		"--store", dsn, "--debounce", "20ms", "--jobs", "1")
+	stdout, stderr := &w.stdout, &w.stderr
 	status := filepath.Join(tr.out, "301-king-st-e", "data", "status")
 	eventually(t, "the first export", func() bool { _, err := os.Stat(status); return err == nil })
 	eventually(t, "the watcher", func() bool { return strings.Contains(stderr.String(), "watching for uploads") })
@@ -212,15 +209,7 @@ func TestWatchCommand(t *testing.T) {
 	}
 	want := treeFiles(t, ref.out)
 	eventually(t, "the final compressed bytes", func() bool { return maps.EqualFunc(treeFiles(t, tr.out), want, bytes.Equal) })
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("watch: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("watch did not stop")
-	}
+	w.stop(t)
 	if _, err := os.Stat(filepath.Join(tr.out, "vKT301B", "data", "status")); !os.IsNotExist(err) {
 		t.Errorf("the renamed view's old files: %v, want gone", err)
 	}
@@ -332,18 +321,10 @@ func TestWatchQueuesEventLostBeforeStart(t *testing.T) {
 	}
 	dsn := filepath.Join(t.TempDir(), "guidepub.db")
 	for start, want := range []int{1, 0} {
-		ctx, cancel := context.WithCancel(context.Background())
-		var stdout, stderr syncBuffer
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
-				"--store", dsn, "--jobs", "1"}, &stdout, &stderr)
-		}()
+		w := startWatch(t, "--src", tr.src, "--out", tr.out, "--private", tr.priv, "--store", dsn, "--jobs", "1")
+		stdout, stderr := &w.stdout, &w.stderr
 		eventually(t, "the watcher", func() bool { return strings.Contains(stderr.String(), "watching for uploads") })
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("watch: %v", err)
-		}
+		w.stop(t)
 		if n := strings.Count(stderr.String(), `"msg":"ready event queued"`); n != want {
 			t.Errorf("start %d: %d ready events queued, want %d\n%s", start+1, n, want, stderr.String())
 		}
@@ -383,5 +364,45 @@ func TestBadWatchFlagsBeforeAnything(t *testing.T) {
 				t.Errorf("%v created %s before checking its flags", args, p)
 			}
 		}
+	}
+}
+
+// watchRun is a "guidepub watch" running in this process.
+type watchRun struct {
+	cancel         context.CancelFunc
+	done           chan error
+	stdout, stderr syncBuffer
+}
+
+// startWatch runs "guidepub watch" with args until stop.
+func startWatch(t *testing.T, args ...string) *watchRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchRun{cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- run(ctx, append([]string{"guidepub", "watch"}, args...), &w.stdout, &w.stderr) }()
+	return w
+}
+
+// stop stops the watch and fails the test when it returns an error or
+// takes more than 30 seconds.
+func (w *watchRun) stop(t *testing.T) {
+	t.Helper()
+	w.cancel()
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Fatalf("watch: %v\n%s", err, w.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+}
+
+// wantOutboxEmpty checks that the live publisher's outbox in the private
+// tree priv holds nothing but its lock file.
+func wantOutboxEmpty(t *testing.T, priv string) {
+	t.Helper()
+	if des, _ := os.ReadDir(filepath.Join(priv, "outbox")); len(des) != 1 || des[0].Name() != ".lock" {
+		t.Errorf("outbox left: %v (only the lock file stays)", des)
 	}
 }
