@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,14 +62,7 @@ func BenchmarkWebhookLag(b *testing.B) {
 }
 
 func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
-	uploads := 40
-	if s := os.Getenv("GUIDEPUB_BENCH_UPLOADS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("GUIDEPUB_BENCH_UPLOADS=%q: want a positive number", s)
-		}
-		uploads = n
-	}
+	uploads := benchUploads(b, 40)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root := b.TempDir()

@@ -50,6 +50,20 @@ func benchSizes() []int {
 	return []int{1000, 10000}
 }
 
+// benchUploads returns how many uploads a benchmark run makes:
+// GUIDEPUB_BENCH_UPLOADS, else def.
+func benchUploads(b *testing.B, def int) int {
+	s := os.Getenv("GUIDEPUB_BENCH_UPLOADS")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("GUIDEPUB_BENCH_UPLOADS=%q: want a positive number", s)
+	}
+	return n
+}
+
 // s3Counts counts the requests a proxy in front of the store forwarded.
 type s3Counts struct{ lists, puts atomic.Int64 }
 

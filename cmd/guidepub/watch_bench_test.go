@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,14 +243,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // GUIDEPUB_BENCH_CPUPROFILE=file writes a CPU profile of each run's uploads
 // alone, setup excluded, to file.<run name>.
 func BenchmarkUploadLatency(b *testing.B) {
-	uploads := 30
-	if s := os.Getenv("GUIDEPUB_BENCH_UPLOADS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("GUIDEPUB_BENCH_UPLOADS=%q: want a positive number", s)
-		}
-		uploads = n
-	}
+	uploads := benchUploads(b, 30)
 	sizes := []int{100, 1000}
 	if os.Getenv("GUIDEPUB_BENCH_GUIDES") != "" {
 		sizes = benchSizes()
