@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http/httptest"
@@ -18,9 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/pipeline"
-	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 )
 
@@ -97,25 +94,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	}
 	queued := &enqueueTimes{q: eventQueue{watcher.Events, logger}, at: map[string]time.Time{}}
 
-	started := make(chan *exporter.Report, 1)
-	stopped := make(chan error, 1)
-	go func() {
-		stopped <- watchAndExport(ctx, watchSetup{
-			Exporter: exporterConfig(src, out, priv),
-			Debounce: watch.DefaultDebounce,
-			Quick:    true, // the default of watch and dev
-			Pipeline: pipeline.New(pipeline.Config{Events: queued, Logger: logger}),
-			Logger:   logger,
-			Stdout:   io.Discard,
-			Stderr:   io.Discard,
-			Started:  func(rep *exporter.Report) { started <- rep },
-		})
-	}()
-	select {
-	case <-started:
-	case err := <-stopped:
-		b.Fatalf("watch ended: %v", err)
-	}
+	_, stopped := benchWatch(ctx, b, src, out, priv, queued, logger, nil)
 
 	var lag, toQueue, toPost []time.Duration
 	b.ResetTimer()
@@ -148,9 +127,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	}
 	b.ReportMetric(ms(lag[len(lag)-1]), "ms/event-max")
 	cancel()
-	if err := <-stopped; err != nil {
-		b.Errorf("watch: %v", err)
-	}
+	stopped()
 }
 
 // statusPublished returns when the earliest of generated guide n's

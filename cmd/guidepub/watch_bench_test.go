@@ -387,38 +387,19 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	}
 	defer static.Close()
 
-	started := make(chan *exporter.Report, 1)
-	stopped := make(chan error, 1)
-	go func() {
-		stopped <- watchAndExport(ctx, watchSetup{
-			Exporter: exporterConfig(src, out, priv),
-			Debounce: watch.DefaultDebounce,
-			Quick:    true, // the default of watch and dev
-			Pipeline: pipeline.New(pipeline.Config{Events: eventQueue{parts.Events, logger}, Logger: logger}),
-			Logger:   logger,
-			Stdout:   io.Discard,
-			Stderr:   io.Discard,
-			Exported: func(ids []string) {
-				if ids == nil {
-					static.Reload()
-				} else {
-					static.ReloadDirs(ids...)
-				}
-			},
-			Started: func(rep *exporter.Report) { started <- rep },
-		})
-	}()
 	t0 = time.Now()
-	select {
-	case rep := <-started:
-		if len(rep.Guides) != existing || rep.Rejected > 0 {
-			b.Fatalf("start: %d guides, %d rejected, want %d", len(rep.Guides), rep.Rejected, existing)
+	rep, stopped := benchWatch(ctx, b, src, out, priv, eventQueue{parts.Events, logger}, logger, func(ids []string) {
+		if ids == nil {
+			static.Reload()
+		} else {
+			static.ReloadDirs(ids...)
 		}
-		if n := reexported(rep); n > 0 {
-			b.Fatalf("start: %d guides of the corpus exported again, want none", n)
-		}
-	case err := <-stopped:
-		b.Fatalf("watch ended: %v", err)
+	})
+	if len(rep.Guides) != existing || rep.Rejected > 0 {
+		b.Fatalf("start: %d guides, %d rejected, want %d", len(rep.Guides), rep.Rejected, existing)
+	}
+	if n := reexported(rep); n > 0 {
+		b.Fatalf("start: %d guides of the corpus exported again, want none", n)
 	}
 	b.Logf("watcher started on %d guides, none exported again, in %v", existing, time.Since(t0).Round(time.Millisecond))
 
@@ -469,9 +450,42 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	b.ReportMetric(ms(cpu)/float64(uploads), "cpu-ms/upload")
 	b.ReportMetric(0, "start-reexported") // the start failed the run otherwise
 	cancel()
-	if err := <-stopped; err != nil {
-		b.Errorf("watch: %v", err)
+	stopped()
+}
+
+// benchWatch runs the watcher as "watch" and "dev" run it by default
+// (quick siblings), its ready events queued to events and exported
+// called as dev's static server is, until ctx ends. It returns the report
+// of its start, and a function that waits for it to end once ctx has.
+func benchWatch(ctx context.Context, b *testing.B, src, out, priv string, events pipeline.EventQueue, logger *slog.Logger, exported func([]string)) (*exporter.Report, func()) {
+	b.Helper()
+	started := make(chan *exporter.Report, 1)
+	stopped := make(chan error, 1)
+	go func() {
+		stopped <- watchAndExport(ctx, watchSetup{
+			Exporter: exporterConfig(src, out, priv),
+			Debounce: watch.DefaultDebounce,
+			Quick:    true,
+			Pipeline: pipeline.New(pipeline.Config{Events: events, Logger: logger}),
+			Logger:   logger,
+			Stdout:   io.Discard,
+			Stderr:   io.Discard,
+			Exported: exported,
+			Started:  func(rep *exporter.Report) { started <- rep },
+		})
+	}()
+	wait := func() {
+		if err := <-stopped; err != nil {
+			b.Errorf("watch: %v", err)
+		}
 	}
+	select {
+	case rep := <-started:
+		return rep, wait
+	case err := <-stopped:
+		b.Fatalf("watch ended: %v", err)
+	}
+	return nil, wait
 }
 
 // startUploadProfile starts a CPU profile into
