@@ -372,9 +372,9 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // prepareDocs returns, by index in files, what put writes of each
 // document: a sibling is compressed unless the document and that sibling
 // are already published (a sibling wasQuick holds, one the previous
-// export listed as quick, is not: it is compressed again, finally). With quick, the siblings of a public
-// document that changed are compressed with quick settings and listed in
-// w.quick, and the final compressions (of unchanged documents: the
+// export listed as quick, is not: it is compressed again, finally). With
+// quick, the siblings of a public document that changed are compressed
+// with quick settings and listed in w.quick, and the final compressions (of unchanged documents: the
 // finishing of an earlier quick export) run one at a time, leaving the
 // other CPU slots to the next upload. Each distinct document (the alias
 // repeats the default view's) is compressed once per encoding and
