@@ -374,9 +374,10 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // are already published (a sibling wasQuick holds, one the previous
 // export listed as quick, is not: it is compressed again, finally). With
 // quick, the siblings of a public document that changed are compressed
-// with quick settings and listed in w.quick, and the final compressions (of unchanged documents: the
-// finishing of an earlier quick export) run one at a time, leaving the
-// other CPU slots to the next upload. Each distinct document (the alias
+// with quick settings and listed in w.quick, and the final compressions
+// (of unchanged documents: the finishing of an earlier quick export) run
+// one at a time, leaving the other CPU slots to the next upload. Each
+// distinct document (the alias
 // repeats the default view's) is compressed once per encoding and
 // effort, and the compressions run in parallel within the Jobs CPU
 // slots, so that one guide's export (a watcher's re-export after an
