@@ -377,11 +377,10 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // with quick settings and listed in w.quick, and the final compressions
 // (of unchanged documents: the finishing of an earlier quick export) run
 // one at a time, leaving the other CPU slots to the next upload. Each
-// distinct document (the alias
-// repeats the default view's) is compressed once per encoding and
-// effort, and the compressions run in parallel within the Jobs CPU
-// slots, so that one guide's export (a watcher's re-export after an
-// upload) uses every slot rather than one.
+// distinct document (the alias repeats the default view's) is compressed
+// once per encoding and effort, and the compressions run in parallel
+// within the Jobs CPU slots, so that one guide's export (a watcher's
+// re-export after an upload) uses every slot rather than one.
 func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool, quick bool) map[int]docWrite {
 	type key struct {
 		sum   [sha256.Size]byte
