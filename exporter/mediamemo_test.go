@@ -125,6 +125,29 @@ func TestMediaMadeOnce(t *testing.T) {
 			t.Errorf("%s changed, though its media did not", p)
 		}
 	}
+
+	// A floor page replaced by another image: its destinations, which
+	// exist, are replaced by names of the one new file.
+	before := readFile(t, findPublished(t, ev.outDir, "vKT301A/doc/en/jpgMetric-1.jpg"))
+	page := filepath.Join(ev.srcDir, kingFolder, "doc/floor_metric_en_1.jpg")
+	other := readFile(t, filepath.Join(ev.srcDir, kingFolder, "doc/floor_metric_en_2.jpg"))
+	if err := os.WriteFile(page, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exportKing(t, e)
+	first = findPublished(t, ev.outDir, "vKT301A/doc/en/jpgMetric-1.jpg")
+	want = readFile(t, first)
+	if bytes.Equal(want, before) {
+		t.Fatal("the replaced floor page was not published again")
+	}
+	for _, v := range []string{"vKT301A", "vKT301B"} {
+		for _, l := range langs {
+			p := findPublished(t, ev.outDir, v+"/doc/"+l+"/jpgMetric-1.jpg")
+			if !bytes.Equal(readFile(t, p), want) || !sameFile(t, p, first) {
+				t.Errorf("%s/doc/%s/jpgMetric-1.jpg is not another name of en's new file", v, l)
+			}
+		}
+	}
 }
 
 func readFile(t *testing.T, p string) []byte {

@@ -8,8 +8,10 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/spf13/afero"
@@ -17,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/site"
 )
 
 // Media work done once (see docs/robustness.md#media-made-once). A media file
@@ -289,7 +292,7 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 			if sum, ok := w.linkProduct(t, f.Path, p); ok {
 				return sum, nil
 			}
-			sum, ok, err := w.copyProduct(t, f.Path, p.t, p.path, p.made.sum)
+			sum, ok, err := w.copyProduct(t, f.Path, p)
 			if err != nil {
 				return sum, err
 			}
@@ -327,44 +330,74 @@ func (w *guideWriter) rememberMade(t Tree, p string, m made) {
 	w.e.memo.set(t, p, m, dst)
 }
 
-// linkProduct makes p of t another name of the file of prod, and reports
-// whether it did. It does so only when p does not exist (a file in place
-// may hold the product already: copyProduct compares, so that an
-// unchanged file is not replaced), p is in the same tree as prod's file
-// (same file system and mode), this export wrote that file (its digests
-// are known) and the file still has the stamp it had then. The new name
-// needs no flush of its own: the file's bytes were flushed before its
-// first name, and the guide's folders are flushed before its record.
+// linkProduct makes p of t, which does not exist, another name of the
+// file of prod when it can (linkable), and reports whether it did. A path
+// that exists may hold the product already: copyProduct compares first,
+// so that an unchanged file is not replaced.
 func (w *guideWriter) linkProduct(t Tree, p string, prod *product) ([sha256.Size]byte, bool) {
-	want := prod.made.sum
-	if _, ok := t.FS.(*afero.OsFs); !ok || prod.t.Root != t.Root || prod.digest.SHA256 != want || checkPath(p) != nil {
-		return want, false
+	if !w.linkable(t, p, prod) {
+		return prod.made.sum, false
 	}
 	dst := t.Abs(p)
 	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
-		return want, false
-	}
-	if now, ok := destStamp(prod.t, prod.path); !ok || now.size != prod.dst.size || !now.mtime.Equal(prod.dst.mtime) {
-		return want, false
+		return prod.made.sum, false
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return want, false
+		return prod.made.sum, false
 	}
 	if err := os.Link(prod.t.Abs(prod.path), dst); err != nil {
-		return want, false // copied instead
+		return prod.made.sum, false // copied instead
 	}
-	syncStep("hardlink", dst)
+	w.linked(t, p, prod)
+	return prod.made.sum, true
+}
+
+// linkable reports whether p of t can be another name of prod's file: p
+// is in the same tree (same file system and mode), this export wrote that
+// file (its digests are known) and it still has the stamp it had then. A
+// new name needs no flush of its own: the file's bytes were flushed
+// before its first name, and the guide's folders are flushed before its
+// record.
+func (w *guideWriter) linkable(t Tree, p string, prod *product) bool {
+	if _, ok := t.FS.(*afero.OsFs); !ok || prod.t.Root != t.Root || prod.digest.SHA256 != prod.made.sum || checkPath(p) != nil {
+		return false
+	}
+	now, ok := destStamp(prod.t, prod.path)
+	return ok && now.size == prod.dst.size && now.mtime.Equal(prod.dst.mtime)
+}
+
+// replaceByLink replaces p of t, which exists and differs, by another name
+// of prod's file: a link at a temporary name renamed over p (atomic, as
+// every replacement). It reports false, with p as it was, when it cannot.
+func (w *guideWriter) replaceByLink(t Tree, p string, prod *product) bool {
+	dst := t.Abs(p)
+	tmp := filepath.Join(filepath.Dir(dst), site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+	if err := os.Link(prod.t.Abs(prod.path), tmp); err != nil {
+		return false
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return false
+	}
+	w.linked(t, p, prod)
+	return true
+}
+
+// linked records that p of t became another name of prod's file.
+func (w *guideWriter) linked(t Tree, p string, prod *product) {
+	syncStep("hardlink", t.Abs(p))
 	w.share.linkedTo(prod, p)
 	w.rememberMade(t, p, prod.made)
 	w.written(t, p, prod.dst.size, prod.digest)
-	return want, true
 }
 
-// copyProduct publishes at p of t the product whose SHA-256 is want, from
-// the file from of tree ft that holds it, unless p holds it already. It
-// returns false, with nothing written, when ft's file does not hold it
-// (any more): the caller makes it from the source.
-func (w *guideWriter) copyProduct(t Tree, p string, ft Tree, from string, want [sha256.Size]byte) ([sha256.Size]byte, bool, error) {
+// copyProduct publishes at p of t the product of prod (whose SHA-256 is
+// want) from prod's file, unless p holds it already: as another name of
+// that file when it can (linkable), else as a copy. It returns false,
+// with nothing written, when prod's file does not hold the product (any
+// more): the caller makes it from the source.
+func (w *guideWriter) copyProduct(t Tree, p string, prod *product) ([sha256.Size]byte, bool, error) {
+	ft, from, want := prod.t, prod.path, prod.made.sum
 	src, err := ft.FS.Open(ft.Abs(from))
 	if err != nil {
 		return want, false, nil
@@ -382,6 +415,9 @@ func (w *guideWriter) copyProduct(t Tree, p string, ft Tree, from string, want [
 	}
 	if same && sumOf(h) == want {
 		w.res.Unchanged++
+		return want, true, nil
+	}
+	if w.linkable(t, p, prod) && w.replaceByLink(t, p, prod) {
 		return want, true, nil
 	}
 	var m hash.Hash
