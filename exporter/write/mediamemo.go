@@ -30,10 +30,11 @@ import (
 //   - within one export, the first file of a source and transformation
 //     makes the product; every other destination of it (the same PDF in
 //     five languages' folders) becomes another name of the first one's
-//     file (a hard link: no bytes read, written or flushed again) when it
-//     is new, in the same tree, and the first file is still as made;
-//     otherwise it is copied from there, its SHA-256 checked against the
-//     product's (productShare, linkProduct);
+//     file (a hard link: no bytes written or flushed again) when it is in
+//     the same tree and the first file is still as made, unless it holds
+//     the product already; otherwise it is copied from there, its SHA-256
+//     checked against the product's (productShare, linkProduct,
+//     copyProduct);
 //   - across the exports of one Writer, a destination is left alone,
 //     without reading its source or itself, when its source has the stamp
 //     (size, modification and change times) it had when the product was
