@@ -222,25 +222,55 @@ var ErrSpent = errors.New("already spent")
 // many callers spending one token at once exactly one succeeds, on SQLite
 // (writers take turns) and on PostgreSQL (the row lock makes the losers
 // wait, then see the row inactive). It returns ErrSpent to the others, and
-// ErrNotFound when there is no such token.
+// ErrNotFound when there is no such token. It takes the grant's lock
+// first (lockGrant).
 func (s *Store) SpendGrantToken(ctx context.Context, kind, signature string) error {
-	n, err := s.Exec(ctx, `UPDATE guidepub_oauth_token SET active = 0 WHERE kind = ? AND signature = ? AND active = 1`, kind, signature)
+	err := s.InTx(ctx, func(tx Tx) error {
+		if s.dialect == Postgres {
+			var requestID string
+			if err := tx.QueryRow(ctx, `SELECT request_id FROM guidepub_oauth_token WHERE kind = ? AND signature = ?`, kind, signature).Scan(&requestID); err != nil {
+				return err
+			}
+			if err := lockGrant(ctx, tx, requestID); err != nil {
+				return err
+			}
+		}
+		n, err := tx.Exec(ctx, `UPDATE guidepub_oauth_token SET active = 0 WHERE kind = ? AND signature = ? AND active = 1`, kind, signature)
+		if err != nil || n == 1 {
+			return err
+		}
+		var active int64
+		if err := tx.QueryRow(ctx, `SELECT active FROM guidepub_oauth_token WHERE kind = ? AND signature = ?`, kind, signature).Scan(&active); err != nil {
+			return err
+		}
+		return ErrSpent
+	})
 	if err != nil {
 		return fmt.Errorf("spend %s token: %w", kind, err)
 	}
-	if n == 1 {
-		return nil
-	}
-	var active int64
-	if err := s.QueryRow(ctx, `SELECT active FROM guidepub_oauth_token WHERE kind = ? AND signature = ?`, kind, signature).Scan(&active); err != nil {
-		return fmt.Errorf("spend %s token: %w", kind, err)
-	}
-	return fmt.Errorf("spend %s token: %w", kind, ErrSpent)
+	return nil
+}
+
+// grantLockClass is the first half of the PostgreSQL advisory lock key of
+// a grant (lockGrant); the second is the hash of its request id.
+const grantLockClass = 0x67706f61 // "gpoa"
+
+// lockGrant takes, on PostgreSQL, the lock of the grant requestID for the
+// rest of tx. Every change of a grant's tokens (spending one, revoking
+// some or all) takes it before any row lock, so that the token endpoint's
+// transactions over one grant, which lock its rows in different orders
+// (a refresh spends its refresh token, then revokes the access tokens; a
+// reuse revokes access, then refresh tokens), take turns instead of
+// deadlocking. Grants that share a hash only take turns too. SQLite runs
+// one writer at a time and needs none.
+func lockGrant(ctx context.Context, tx Tx, requestID string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?::int4, hashtext(?::text))`, grantLockClass, requestID)
+	return err
 }
 
 // DeactivateGrant marks every token of kind issued under requestID inactive.
 func (s *Store) DeactivateGrant(ctx context.Context, kind, requestID string) error {
-	if err := s.deactivateTokens(ctx, `kind = ? AND request_id = ?`, kind, requestID); err != nil {
+	if err := s.deactivateTokens(ctx, requestID, `kind = ? AND request_id = ?`, kind, requestID); err != nil {
 		return fmt.Errorf("revoke %s tokens of grant: %w", kind, err)
 	}
 	return nil
@@ -249,26 +279,33 @@ func (s *Store) DeactivateGrant(ctx context.Context, kind, requestID string) err
 // RevokeGrant marks every token issued under requestID inactive, of every
 // kind: the whole grant.
 func (s *Store) RevokeGrant(ctx context.Context, requestID string) error {
-	if err := s.deactivateTokens(ctx, `request_id = ?`, requestID); err != nil {
+	if err := s.deactivateTokens(ctx, requestID, `request_id = ?`, requestID); err != nil {
 		return fmt.Errorf("revoke grant: %w", err)
 	}
 	return nil
 }
 
-// deactivateTokens marks the active tokens matching where inactive. Several
-// requests revoke one grant at once when a code or refresh token is
-// reused; on PostgreSQL each locks the rows in one order (kind, signature)
-// first, since updates locking them in scan order deadlock one another.
-// SQLite runs one writer at a time.
-func (s *Store) deactivateTokens(ctx context.Context, where string, args ...any) error {
+// deactivateTokens marks the active tokens of the grant requestID that
+// match where inactive. Several requests revoke one grant at once when a
+// code or refresh token is reused; on PostgreSQL each takes the grant's
+// lock first (lockGrant), then locks the rows in one order (kind,
+// signature). SQLite runs one writer at a time.
+func (s *Store) deactivateTokens(ctx context.Context, requestID, where string, args ...any) error {
 	q := `UPDATE guidepub_oauth_token SET active = 0 WHERE ` + where + ` AND active = 1`
 	if s.dialect == Postgres {
 		q = `UPDATE guidepub_oauth_token SET active = 0 WHERE (kind, signature) IN (
 			SELECT kind, signature FROM guidepub_oauth_token WHERE ` + where + ` AND active = 1
 			ORDER BY kind, signature FOR UPDATE)`
 	}
-	_, err := s.Exec(ctx, q, args...)
-	return err
+	return s.InTx(ctx, func(tx Tx) error {
+		if s.dialect == Postgres {
+			if err := lockGrant(ctx, tx, requestID); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, q, args...)
+		return err
+	})
 }
 
 // DeleteGrantToken removes one token; removing an absent one is no error.
