@@ -95,20 +95,8 @@ func TestMediaMadeOnce(t *testing.T) {
 			t.Errorf("%s decoded %d times, want once", rel, n)
 		}
 	}
-	first := findPublished(t, ev.outDir, "vKT301A/doc/en/pdfMetric.pdf")
-	want := readFile(t, first)
-	for _, v := range []string{"vKT301A", "vKT301B"} {
-		for _, l := range langs {
-			p := findPublished(t, ev.outDir, v+"/doc/"+l+"/pdfMetric.pdf")
-			if got := readFile(t, p); !bytes.Equal(got, want) {
-				t.Errorf("%s/doc/%s/pdfMetric.pdf differs from en's", v, l)
-			}
-			// New destinations of one product are names of one file.
-			if !sameFile(t, p, first) {
-				t.Errorf("%s/doc/%s/pdfMetric.pdf is a copy, not another name of en's", v, l)
-			}
-		}
-	}
+	// New destinations of one product are names of one file.
+	namesOfOne(t, ev.outDir, langs, "pdfMetric.pdf")
 	pub := snapshot(t, ev.out, ev.outDir)
 
 	mw.reset()
@@ -135,19 +123,30 @@ func TestMediaMadeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	exportKing(t, e)
-	first = findPublished(t, ev.outDir, "vKT301A/doc/en/jpgMetric-1.jpg")
-	want = readFile(t, first)
-	if bytes.Equal(want, before) {
+	if bytes.Equal(namesOfOne(t, ev.outDir, langs, "jpgMetric-1.jpg"), before) {
 		t.Fatal("the replaced floor page was not published again")
 	}
+}
+
+// namesOfOne checks that the public document file name of every language
+// of langs, in both views of 301-king-st-e, is one file (hard links) with
+// the bytes of vKT301A's English one, and returns those bytes.
+func namesOfOne(t *testing.T, outDir string, langs []string, name string) []byte {
+	t.Helper()
+	first := findPublished(t, outDir, "vKT301A/doc/en/"+name)
+	want := readFile(t, first)
 	for _, v := range []string{"vKT301A", "vKT301B"} {
 		for _, l := range langs {
-			p := findPublished(t, ev.outDir, v+"/doc/"+l+"/jpgMetric-1.jpg")
-			if !bytes.Equal(readFile(t, p), want) || !sameFile(t, p, first) {
-				t.Errorf("%s/doc/%s/jpgMetric-1.jpg is not another name of en's new file", v, l)
+			p := findPublished(t, outDir, v+"/doc/"+l+"/"+name)
+			if !bytes.Equal(readFile(t, p), want) {
+				t.Errorf("%s/doc/%s/%s differs from en's", v, l, name)
+			}
+			if !sameFile(t, p, first) {
+				t.Errorf("%s/doc/%s/%s is a copy, not another name of en's", v, l, name)
 			}
 		}
 	}
+	return want
 }
 
 func readFile(t *testing.T, p string) []byte {

@@ -18,8 +18,8 @@ const (
 // Round2 rounds x half away from zero to 2 decimals. It works on the
 // shortest decimal representation of x, so a value printed as 1.005 rounds
 // to 1.01 (math.Round(x*100)/100 gives 1 because 1.005 is stored as
-// 1.00499999...). NaN and infinities are returned unchanged. The autofill document and the
-// view pages both round with it.
+// 1.00499999...). NaN and infinities are returned unchanged. The autofill
+// document and the view pages both round with it.
 func Round2(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return x

@@ -187,17 +187,17 @@ func destStamp(t Tree, p string) (stamp, bool) {
 type productShare struct {
 	mu     sync.Mutex
 	m      map[mediaKey]*product
-	linked []*product // products given a name since the last restamp
+	linked map[*product]bool // products given a name since the last restamp
 }
 
 // linkedTo records that name became another name of p's file.
 func (ps *productShare) linkedTo(p *product, name string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if !p.relinked {
-		p.relinked = true
-		ps.linked = append(ps.linked, p)
+	if ps.linked == nil {
+		ps.linked = map[*product]bool{}
 	}
+	ps.linked[p] = true
 	p.names = append(p.names, name)
 }
 
@@ -209,11 +209,8 @@ func (ps *productShare) restamp(w *guideWriter) {
 	ps.mu.Lock()
 	linked := ps.linked
 	ps.linked = nil
-	for _, p := range linked {
-		p.relinked = false
-	}
 	ps.mu.Unlock()
-	for _, p := range linked {
+	for p := range linked {
 		w.rememberMade(p.t, p.path, p.made)
 		for _, name := range p.names {
 			w.rememberMade(p.t, name, p.made)
@@ -234,10 +231,8 @@ type product struct {
 	// copied, not linked); dst is that file's stamp then.
 	digest Digest
 	dst    stamp
-	// names are the other names linked to path, and relinked says a
-	// name was added since the last restamp (both under productShare.mu).
-	names    []string
-	relinked bool
+	// names are the other names linked to path (under productShare.mu).
+	names []string
 }
 
 // claim returns the product of k and whether the caller is the first

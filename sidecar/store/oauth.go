@@ -288,15 +288,10 @@ func (s *Store) RevokeGrant(ctx context.Context, requestID string) error {
 // deactivateTokens marks the active tokens of the grant requestID that
 // match where inactive. Several requests revoke one grant at once when a
 // code or refresh token is reused; on PostgreSQL each takes the grant's
-// lock first (lockGrant), then locks the rows in one order (kind,
-// signature). SQLite runs one writer at a time.
+// lock first (lockGrant), so they take turns. SQLite runs one writer at a
+// time.
 func (s *Store) deactivateTokens(ctx context.Context, requestID, where string, args ...any) error {
 	q := `UPDATE guidepub_oauth_token SET active = 0 WHERE ` + where + ` AND active = 1`
-	if s.dialect == Postgres {
-		q = `UPDATE guidepub_oauth_token SET active = 0 WHERE (kind, signature) IN (
-			SELECT kind, signature FROM guidepub_oauth_token WHERE ` + where + ` AND active = 1
-			ORDER BY kind, signature FOR UPDATE)`
-	}
 	return s.InTx(ctx, func(tx Tx) error {
 		if s.dialect == Postgres {
 			if err := lockGrant(ctx, tx, requestID); err != nil {
