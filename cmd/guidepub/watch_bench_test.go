@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -240,6 +241,17 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // corpus of 400 guides took 13 minutes on a loaded 2-core machine, and
 // each copy of it 40 to 100 s; the runs after a first one skip the former.
 //
+// The corpus of 10,000 guides takes the better part of an hour to make and
+// about 33 GB, and a copy as much again: GUIDEPUB_BENCH_PREPARE=1 makes the
+// corpora of the selected runs and measures nothing (so they can be made
+// at a low priority, and measured later on a quiet machine), and
+// GUIDEPUB_BENCH_CORPUS_ONCE=1 runs on the cached corpus itself instead
+// of a copy, and discards it (the next run makes it again).
+//
+// rss-MB is the process's resident memory after the uploads, with the
+// heap the runtime keeps given back first: what the watcher, the static
+// server and the sidecar hold at rest over the corpus.
+//
 // GUIDEPUB_BENCH_CPUPROFILE=file writes a CPU profile of each run's uploads
 // alone, setup excluded, to file.<run name>.
 func BenchmarkUploadLatency(b *testing.B) {
@@ -254,6 +266,9 @@ func BenchmarkUploadLatency(b *testing.B) {
 				name := fmt.Sprintf("guides=%d/langs=%d/views=%d", existing, langs, views)
 				b.Run(name, func(b *testing.B) {
 					corpus := uploadCorpus(b, existing)
+					if os.Getenv("GUIDEPUB_BENCH_PREPARE") != "" {
+						b.Skipf("GUIDEPUB_BENCH_PREPARE: corpus of %d guides ready in %s", existing, corpus)
+					}
 					shape := guideShape{langs: langs, views: views}
 					benchmarkUploadLatency(b, corpus, existing, uploads, shape)
 				})
@@ -355,15 +370,7 @@ func reexported(rep *exporter.Report) int {
 func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, shape guideShape) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root := b.TempDir()
-	t0 := time.Now()
-	if out, err := exec.Command("cp", "-a", corpus+"/.", root).CombinedOutput(); err != nil {
-		b.Fatalf("copying the corpus: %v: %s", err, out)
-	}
-	// The copy's bytes are flushed before the uploads, so that their
-	// flushes do not wait behind its write-back.
-	syscall.Sync()
-	b.Logf("corpus of %d guides copied and flushed in %v", existing, time.Since(t0).Round(time.Millisecond))
+	root := corpusRoot(b, corpus, existing)
 	src, out, priv := filepath.Join(root, "src"), filepath.Join(root, "out"), filepath.Join(root, "private")
 	rcv := &arrivals{at: map[string]time.Time{}, kick: make(chan struct{}, 1)}
 	hook := httptest.NewServer(rcv)
@@ -387,7 +394,7 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	}
 	defer static.Close()
 
-	t0 = time.Now()
+	t0 := time.Now()
 	rep, stopped := benchWatch(ctx, b, src, out, priv, eventQueue{parts.Events, logger}, logger, func(ids []string) {
 		if ids == nil {
 			static.Reload()
@@ -449,8 +456,36 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	b.ReportMetric(ms(percentile(finished, 50)), "final-p50-ms")
 	b.ReportMetric(ms(cpu)/float64(uploads), "cpu-ms/upload")
 	b.ReportMetric(0, "start-reexported") // the start failed the run otherwise
+	debug.FreeOSMemory()
+	if rss, err := procstat.RSS(0); err == nil {
+		b.ReportMetric(rss, "rss-MB")
+	}
 	cancel()
 	stopped()
+}
+
+// corpusRoot returns the folder a run works in: a copy of corpus, or with
+// GUIDEPUB_BENCH_CORPUS_ONCE corpus itself, no longer marked complete.
+func corpusRoot(b *testing.B, corpus string, existing int) string {
+	b.Helper()
+	t0 := time.Now()
+	if os.Getenv("GUIDEPUB_BENCH_CORPUS_ONCE") != "" {
+		if err := os.Remove(filepath.Join(corpus, "complete")); err != nil {
+			b.Fatal(err)
+		}
+		syscall.Sync()
+		b.Logf("corpus of %d guides used in place, flushed in %v", existing, time.Since(t0).Round(time.Millisecond))
+		return corpus
+	}
+	root := b.TempDir()
+	if out, err := exec.Command("cp", "-a", corpus+"/.", root).CombinedOutput(); err != nil {
+		b.Fatalf("copying the corpus: %v: %s", err, out)
+	}
+	// The copy's bytes are flushed before the uploads, so that their
+	// flushes do not wait behind its write-back.
+	syscall.Sync()
+	b.Logf("corpus of %d guides copied and flushed in %v", existing, time.Since(t0).Round(time.Millisecond))
+	return root
 }
 
 // benchWatch runs the watcher as "watch" and "dev" run it by default
