@@ -131,7 +131,7 @@ type scanned struct {
 	published map[string]site.ManifestGuide // summaries by guide id, as the run started
 	current   []string                      // guide id of an up-to-date folder, else ""
 	files     []int                         // files the up-to-date guide published
-	heads     []*bundle.Guide               // ids of the bundle loaded, or nil
+	heads     []*records.IDs                // ids of the bundle loaded, or nil
 	loadErr   []error                       // why the bundle did not load
 	claimed   []bool                        // ids claimed: to publish
 }
@@ -141,7 +141,7 @@ type scanned struct {
 // guide.json and files, no expiry since, every published file still there.
 func (e *Exporter) scan(folders []string) *scanned {
 	s := &scanned{folders: folders, index: map[string]int{}, published: e.records.Summaries(),
-		current: make([]string, len(folders)), files: make([]int, len(folders)), heads: make([]*bundle.Guide, len(folders)), loadErr: make([]error, len(folders)),
+		current: make([]string, len(folders)), files: make([]int, len(folders)), heads: make([]*records.IDs, len(folders)), loadErr: make([]error, len(folders)),
 		claimed: make([]bool, len(folders))}
 	for i, f := range folders {
 		s.index[f] = i
@@ -168,7 +168,7 @@ func (e *Exporter) scan(folders []string) *scanned {
 		b, err := e.load(f)
 		s.loadErr[i] = err
 		if b != nil {
-			s.heads[i] = records.IDsOnly(&b.Guide)
+			s.heads[i] = ptr(records.IDsOf(&b.Guide))
 		}
 	})
 	return s
@@ -184,7 +184,7 @@ func (s *scanned) alive(folder, guideID string) bool {
 	case s.current[i] != "":
 		return s.current[i] == guideID
 	}
-	return s.heads[i] == nil || s.heads[i].GuideID == guideID
+	return s.heads[i] == nil || s.heads[i].Guide == guideID
 }
 
 // unpublishGone unpublishes the guides whose folder no longer holds them
@@ -195,8 +195,8 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report, done func(*GuideResult
 	var gone []string
 	moved := map[string]bool{}
 	for i, g := range s.heads {
-		if g != nil && s.published[g.GuideID].Folder != s.folders[i] {
-			moved[g.GuideID] = true
+		if g != nil && s.published[g.Guide].Folder != s.folders[i] {
+			moved[g.Guide] = true
 		}
 	}
 	for id, mg := range s.published {
@@ -227,9 +227,7 @@ func (e *Exporter) unpublishGone(s *scanned, rep *Report, done func(*GuideResult
 // in folder (a watcher may have exported it meanwhile); done is false
 // then.
 func (e *Exporter) unpublishGoneGuide(id, folder string) (res GuideResult, done bool, err error) {
-	l := e.folderLock(folder)
-	l.Lock()
-	defer l.Unlock()
+	defer e.lockFolder(folder)()
 	if mg, ok := e.records.Summary(id); !ok || mg.Folder != folder || e.aliveOnDisk(folder, id) {
 		return res, false, nil
 	}
@@ -253,8 +251,8 @@ func (e *Exporter) claimAll(s *scanned) []GuideResult {
 		if g == nil {
 			continue
 		}
-		results[i].GuideID = g.GuideID
-		if err := e.claim(f, g, s.alive); err != nil {
+		results[i].GuideID = g.Guide
+		if err := e.claim(f, *g, s.alive); err != nil {
 			results[i].Err = err
 			continue
 		}
@@ -274,7 +272,7 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 	}
 	e.parallel(len(s.folders), func(i int) {
 		if s.claimed[i] {
-			results[i] = e.publishLoaded(ctx, s.folders[i], s.heads[i])
+			results[i] = e.publishLoaded(ctx, s.folders[i], *s.heads[i])
 			done(&results[i])
 		}
 		if bar != nil {
@@ -289,13 +287,11 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 // publishLoaded loads the bundle in folder again and publishes it; head
 // holds the ids claimed for it. Should the bundle have changed its ids
 // since (an upload in between), they are claimed again first.
-func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundle.Guide) GuideResult {
-	l := e.folderLock(folder)
-	l.Lock()
-	defer l.Unlock()
+func (e *Exporter) publishLoaded(ctx context.Context, folder string, head records.IDs) GuideResult {
+	defer e.lockFolder(folder)()
 	fail := func(err error) GuideResult {
 		e.release(head)
-		return GuideResult{Folder: folder, GuideID: head.GuideID, Err: err}
+		return GuideResult{Folder: folder, GuideID: head.Guide, Err: err}
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
@@ -304,9 +300,9 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head *bundl
 	if err != nil {
 		return fail(err)
 	}
-	if !records.SameIDs(&b.Guide, head) {
+	if ids := records.IDsOf(&b.Guide); !ids.Same(head) {
 		e.release(head)
-		if err := e.claim(folder, &b.Guide, e.aliveOnDisk); err != nil {
+		if err := e.claim(folder, ids, e.aliveOnDisk); err != nil {
 			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: err}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/moby/locker"
+
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/render"
@@ -44,7 +46,7 @@ type Exporter struct {
 	w        *write.Writer   // writes plans into the trees
 	settings string          // fingerprint of the settings that shape the output
 
-	folders records.FolderLocks
+	folders locker.Locker // by bundle folder: one export of a folder at a time
 
 	// mu guards the records' entries and the claims, which must change
 	// together: a claim is checked against the published guides and those
@@ -127,8 +129,13 @@ func (e *Exporter) publishedIn(folder, except string) []string {
 	return e.records.InFolder(folder, except)
 }
 
-// folderLock returns the mutex serializing exports of folder.
-func (e *Exporter) folderLock(folder string) *sync.Mutex { return e.folders.Get(folder) }
+// lockFolder waits until no other export of folder runs and returns what
+// ends this one's turn. A folder's lock lasts while it is held or waited
+// for: the locks held at rest do not grow with the number of folders.
+func (e *Exporter) lockFolder(folder string) (unlock func()) {
+	e.folders.Lock(folder)
+	return func() { _ = e.folders.Unlock(folder) }
+}
 
 // RemoveStaleTemps deletes the temporary files an exporter killed in the
 // middle of a write left behind in the public and private trees (see

@@ -1,7 +1,7 @@
 package exporter
 
 // The way of one guide, from top to bottom, entering each stage once, in
-// order: ExportBundle checks and locks the folder (records.FolderLocks),
+// order: ExportBundle checks and locks the folder (lockFolder),
 // loads the bundle (package bundle), claims its ids (records.Claims), and
 // publishClaimed publishes it: publish skips a guide whose inputs did not
 // change (fingerprint, upToDate), else takes its plan (render.Guide),
@@ -43,9 +43,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		res.Err = err
 		return res, err
 	}
-	l := e.folderLock(folder)
-	l.Lock()
-	defer l.Unlock()
+	defer e.lockFolder(folder)()
 	if err := ctx.Err(); err != nil {
 		res.Err = err
 		return res, err
@@ -56,7 +54,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		return res, err
 	}
 	res.GuideID = b.Guide.GuideID
-	if err := e.claim(folder, &b.Guide, e.aliveOnDisk); err != nil {
+	if err := e.claim(folder, records.IDsOf(&b.Guide), e.aliveOnDisk); err != nil {
 		res.Err = err
 		return res, err
 	}
@@ -79,7 +77,7 @@ func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
 
 // claim checks and reserves the ids of guide g in folder (see
 // records.Claims.Claim) and returns the *bundle.Error that rejects g, or nil.
-func (e *Exporter) claim(folder string, g *bundle.Guide, alive records.Alive) error {
+func (e *Exporter) claim(folder string, g records.IDs, alive records.Alive) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if problems := e.claims.Claim(folder, g, e.records, alive); len(problems) > 0 {
@@ -88,8 +86,8 @@ func (e *Exporter) claim(folder string, g *bundle.Guide, alive records.Alive) er
 	return nil
 }
 
-// release drops the claims of guide g.
-func (e *Exporter) release(g *bundle.Guide) {
+// release drops the claims g holds.
+func (e *Exporter) release(g records.IDs) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.claims.Release(g)
@@ -276,7 +274,7 @@ func (e *Exporter) published(g *bundle.Guide, entry *site.ManifestGuide) {
 	if entry != nil {
 		e.records.Set(g.GuideID, *entry)
 	}
-	e.claims.Release(g)
+	e.claims.Release(records.IDsOf(g))
 }
 
 // finish logs res and returns it with its error.
@@ -301,9 +299,7 @@ func (e *Exporter) logResult(r GuideResult) {
 // result. It returns an error when a file cannot be deleted.
 func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResult, error) {
 	res := &GuideResult{Folder: folder}
-	l := e.folderLock(folder)
-	l.Lock()
-	defer l.Unlock()
+	defer e.lockFolder(folder)()
 	if err := ctx.Err(); err != nil {
 		res.Err = err
 		return res, err

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/records"
 )
 
 // Validate checks every bundle folder under dir of fsys as ExportAll would,
@@ -36,7 +37,7 @@ func Validate(fsys afero.Fs, dir string, limits bundle.Limits) ([]GuideResult, e
 		}
 		results[i].GuideID = b.Guide.GuideID
 		results[i].Views = len(b.Guide.Views)
-		if err := e.claim(b.Folder, &b.Guide, func(string, string) bool { return true }); err != nil {
+		if err := e.claim(b.Folder, records.IDsOf(&b.Guide), func(string, string) bool { return true }); err != nil {
 			results[i].Err = err
 		}
 	}

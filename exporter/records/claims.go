@@ -28,6 +28,25 @@ func NewClaims() *Claims {
 // duplicate (it still does).
 type Alive func(folder, guideID string) bool
 
+// IDs are what a bundle claims: its guide id and its public ids, and
+// nothing else of it, so that a run over many bundles keeps little of
+// each between loading them and publishing them.
+type IDs struct {
+	Guide  string
+	Public []string // render.PublicIDs: the view ids in order, then the alias unless it is one
+	Views  int      // how many of Public are view ids
+}
+
+// IDsOf returns the ids guide g claims.
+func IDsOf(g *bundle.Guide) IDs {
+	return IDs{Guide: g.GuideID, Public: render.PublicIDs(g), Views: len(g.Views)}
+}
+
+// Same reports whether a and b claim the same ids.
+func (a IDs) Same(b IDs) bool {
+	return a.Guide == b.Guide && slices.Equal(a.Public, b.Public)
+}
+
 // Claim checks that the guide id, view ids and alias of g (in folder)
 // belong to no other guide published in m or claimed, and reserves them.
 // It returns the problems that reject g, and reserves nothing then.
@@ -39,33 +58,33 @@ type Alive func(folder, guideID string) bool
 // claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
 // (the exporter unpublishes the old guide right after).
-func (c *Claims) Claim(folder string, g *bundle.Guide, m *Records, alive Alive) []bundle.Problem {
+func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) []bundle.Problem {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
 		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if mg, ok := m.Summary(g.GuideID); ok && mg.Folder != folder && alive(mg.Folder, g.GuideID) {
-		add("$.guideId", "guide id %q is already published by bundle %q", g.GuideID, mg.Folder)
-	} else if owner, ok := c.guides[g.GuideID]; ok && owner != folder {
-		add("$.guideId", "guide id %q is already claimed by bundle %q", g.GuideID, owner)
+	if mg, ok := m.Summary(g.Guide); ok && mg.Folder != folder && alive(mg.Folder, g.Guide) {
+		add("$.guideId", "guide id %q is already published by bundle %q", g.Guide, mg.Folder)
+	} else if owner, ok := c.guides[g.Guide]; ok && owner != folder {
+		add("$.guideId", "guide id %q is already claimed by bundle %q", g.Guide, owner)
 	}
-	for i, v := range g.Views {
-		if gid, holder := c.holder(v.ViewID, folder, g.GuideID, m); gid != "" {
-			add(fmt.Sprintf("$.views[%d].viewId", i), "view id %q is already published by guide %q (bundle %q)", v.ViewID, gid, holder)
-		}
-	}
-	if g.Alias != "" {
-		if gid, holder := c.holder(g.Alias, folder, g.GuideID, m); gid != "" {
-			add("$.alias", "alias %q is already published by guide %q (bundle %q)", g.Alias, gid, holder)
+	for i, id := range g.Public {
+		gid, holder := c.holder(id, folder, g.Guide, m)
+		switch {
+		case gid == "":
+		case i < g.Views:
+			add(fmt.Sprintf("$.views[%d].viewId", i), "view id %q is already published by guide %q (bundle %q)", id, gid, holder)
+		default:
+			add("$.alias", "alias %q is already published by guide %q (bundle %q)", id, gid, holder)
 		}
 	}
 	if len(problems) > 0 {
 		return problems
 	}
-	c.guides[g.GuideID] = folder
-	for _, id := range render.PublicIDs(g) {
-		c.public[id] = g.GuideID
+	c.guides[g.Guide] = folder
+	for _, id := range g.Public {
+		c.public[id] = g.Guide
 	}
 	return nil
 }
@@ -84,27 +103,17 @@ func (c *Claims) holder(id, folder, guideID string, m *Records) (string, string)
 	return "", ""
 }
 
-// Release drops the claims of guide g.
-func (c *Claims) Release(g *bundle.Guide) {
-	delete(c.guides, g.GuideID)
-	for _, id := range render.PublicIDs(g) {
-		if c.public[id] == g.GuideID {
+// Release drops the claims of g. Once none is left, the maps are made
+// again: a map keeps the room of its largest size, and a first export
+// claims every bundle at once.
+func (c *Claims) Release(g IDs) {
+	delete(c.guides, g.Guide)
+	for _, id := range g.Public {
+		if c.public[id] == g.Guide {
 			delete(c.public, id)
 		}
 	}
-}
-
-// IDsOnly returns a copy of g with only what claims need: the guide id,
-// the alias and the view ids.
-func IDsOnly(g *bundle.Guide) *bundle.Guide {
-	out := &bundle.Guide{GuideID: g.GuideID, Alias: g.Alias, Views: make([]bundle.View, len(g.Views))}
-	for i, v := range g.Views {
-		out.Views[i] = bundle.View{ViewID: v.ViewID}
+	if len(c.guides) == 0 && len(c.public) == 0 {
+		*c = *NewClaims()
 	}
-	return out
-}
-
-// SameIDs reports whether a and b claim the same ids.
-func SameIDs(a, b *bundle.Guide) bool {
-	return a.GuideID == b.GuideID && slices.Equal(render.PublicIDs(a), render.PublicIDs(b))
 }

@@ -8,6 +8,5 @@
 // manifest entry with the hash and stamp of each public file, one small
 // file per guide in the private tree (RecordsDir), which a new exporter
 // reads back at start (OpenRecords) and a publisher consults
-// (Records.Lookup, Records.PublicFiles). FolderLocks serialize the
-// exports of one bundle folder.
+// (Records.Lookup, Records.PublicFiles).
 package records

@@ -178,7 +178,7 @@ type Records struct {
 	mu     sync.Mutex
 	guides map[string]site.ManifestGuide // summaries (summary)
 	owners map[string]string             // public id -> guide id
-	byDir  map[string]map[string]bool    // bundle folder -> guide ids
+	byDir  map[string][]string           // bundle folder -> guide ids, sorted (almost always one)
 	cache  map[string]*record            // a few records read for Lookup
 	heads  map[string]site.ManifestGuide // a few whole entries read or Set
 }
@@ -215,7 +215,7 @@ func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
 // newRecords returns empty records kept in folder dir of t.
 func newRecords(t write.Tree, dir string) *Records {
 	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
-		byDir: map[string]map[string]bool{}, cache: map[string]*record{}, heads: map[string]site.ManifestGuide{}}
+		byDir: map[string][]string{}, cache: map[string]*record{}, heads: map[string]site.ManifestGuide{}}
 }
 
 // file returns the private-tree path of the record of guide id.
@@ -450,10 +450,10 @@ func (r *Records) index(id string, entry site.ManifestGuide) {
 	for _, pid := range entry.Ids {
 		r.owners[pid] = id
 	}
-	if r.byDir[entry.Folder] == nil {
-		r.byDir[entry.Folder] = map[string]bool{}
+	ids := r.byDir[entry.Folder]
+	if i, found := slices.BinarySearch(ids, id); !found {
+		r.byDir[entry.Folder] = slices.Insert(ids, i, id)
 	}
-	r.byDir[entry.Folder][id] = true
 }
 
 // Forget drops guide id, in memory.
@@ -476,9 +476,14 @@ func (r *Records) unindex(id string) {
 			delete(r.owners, pid)
 		}
 	}
-	delete(r.byDir[old.Folder], id)
-	if len(r.byDir[old.Folder]) == 0 {
+	ids := r.byDir[old.Folder]
+	if i, found := slices.BinarySearch(ids, id); found {
+		ids = slices.Delete(ids, i, i+1)
+	}
+	if len(ids) == 0 {
 		delete(r.byDir, old.Folder)
+	} else {
+		r.byDir[old.Folder] = ids
 	}
 }
 
@@ -488,12 +493,11 @@ func (r *Records) InFolder(folder, except string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []string
-	for id := range r.byDir[folder] {
+	for _, id := range r.byDir[folder] {
 		if id != except {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids)
 	return ids
 }
 

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -167,11 +166,11 @@ func TestClaims(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewClaims()
 			for _, b := range tc.before {
-				if p := c.Claim("f-"+b.GuideID, b, published, tc.alive); p != nil {
+				if p := c.Claim("f-"+b.GuideID, IDsOf(b), published, tc.alive); p != nil {
 					t.Fatalf("setup claim: %v", p)
 				}
 			}
-			problems := c.Claim(tc.folder, tc.g, published, tc.alive)
+			problems := c.Claim(tc.folder, IDsOf(tc.g), published, tc.alive)
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.Path)
@@ -189,8 +188,8 @@ func TestClaims(t *testing.T) {
 			if !claimed {
 				t.Fatal("accepted but not claimed")
 			}
-			c.Release(tc.g)
-			if again := c.Claim("elsewhere", guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
+			c.Release(IDsOf(tc.g))
+			if again := c.Claim("elsewhere", IDsOf(guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID)), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
 				t.Errorf("ids still claimed after release: %v", again)
 			}
 		})
@@ -204,38 +203,16 @@ func TestClaimsReleaseKeepsOthers(t *testing.T) {
 	m := memRecords()
 	a, b := guide("a", "", "va"), guide("b", "", "vb")
 	for _, g := range []*bundle.Guide{a, b} {
-		if p := c.Claim("f"+g.GuideID, g, m, nil); p != nil {
+		if p := c.Claim("f"+g.GuideID, IDsOf(g), m, nil); p != nil {
 			t.Fatal(p)
 		}
 	}
-	c.Release(a)
-	if p := c.Claim("fx", guide("x", "", "vb"), m, nil); len(p) != 1 {
+	c.Release(IDsOf(a))
+	if p := c.Claim("fx", IDsOf(guide("x", "", "vb")), m, nil); len(p) != 1 {
 		t.Errorf("view id of a guide still claimed: problems %v, want one", p)
 	}
-	if p := c.Claim("fy", guide("y", "", "va"), m, nil); p != nil {
+	if p := c.Claim("fy", IDsOf(guide("y", "", "va")), m, nil); p != nil {
 		t.Errorf("released view id: %v", p)
-	}
-}
-
-func TestFolderLocks(t *testing.T) {
-	var l FolderLocks
-	if first := l.Get("a"); l.Get("a") != first {
-		t.Fatal("two mutexes for one folder")
-	}
-	if l.Get("a") == l.Get("b") {
-		t.Fatal("one mutex for two folders")
-	}
-	// Concurrent getters of a new folder all get the one mutex.
-	var wg sync.WaitGroup
-	got := make([]*sync.Mutex, 8)
-	for i := range got {
-		wg.Go(func() { got[i] = l.Get("c") })
-	}
-	wg.Wait()
-	for _, m := range got {
-		if m != got[0] {
-			t.Fatal("two mutexes for one folder got concurrently")
-		}
 	}
 }
 

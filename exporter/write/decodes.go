@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -101,10 +100,8 @@ func (w *guideWriter) decode(ctx context.Context, b *bundle.Bundle, rel string, 
 	key := decodeKey(sum)
 	// The same content published twice (a PDF in two views) is decoded
 	// one at a time: its record counts decodes of separate processes.
-	l, _ := w.e.decoding.LoadOrStore(key, new(sync.Mutex))
-	lock := l.(*sync.Mutex)
-	lock.Lock()
-	defer lock.Unlock()
+	w.e.decoding.Lock(key)
+	defer func() { _ = w.e.decoding.Unlock(key) }()
 	rec, err := w.readDecodeNote(key)
 	if err != nil {
 		return err

@@ -3,7 +3,8 @@ package write
 import (
 	"context"
 	"slices"
-	"sync"
+
+	"github.com/moby/locker"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
@@ -38,7 +39,7 @@ type Writer struct {
 	cpu       chan struct{} // Jobs slots for compression and decodes
 	finishing chan struct{} // one slot: the final compressions that follow quick ones
 	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
-	decoding  sync.Map      // decode key -> *sync.Mutex: one decode of a content at a time
+	decoding  locker.Locker // by decode key: one decode of a content at a time
 	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
 
 	interrupted interruptState // see repair.go
