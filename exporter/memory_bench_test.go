@@ -21,7 +21,7 @@ import (
 // guide changed (as `guidepub export` and `watch` run it). It reports each run's peak RSS (the corpus generated and its
 // memory given back first) and the heap the report and exporter keep
 // after it. Both sizes are past the point where the writer's media memo
-// is full (it remembers at most memoCap files, a few MB; 1,000 of these
+// is full (it remembers at most write.memoCap files, a few MB; 1,000 of these
 // guides come near it), so that the difference between them is what grows
 // with the corpus.
 func BenchmarkExportAllMemory(b *testing.B) {
