@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/maypok86/otter/v2"
 	"github.com/spf13/afero"
 )
 
@@ -39,8 +39,21 @@ type Events struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	mu    sync.Mutex
-	cache map[string]*guide
+	cache *otter.Cache[string, *guide] // by guide id, within eventCacheBytes
+}
+
+// eventCacheBytes bounds the guides Events keeps read, by an estimate of
+// their memory (guide.weight): about 1,500 guides of the samples' size. A
+// guide not kept costs a read and a decode of its two files, which every
+// lookup but the Portal's event object stats anyway.
+const eventCacheBytes = 32 << 20
+
+// newGuideCache returns an empty cache of guides for a budget of bytes.
+func newGuideCache(bytes uint64) *otter.Cache[string, *guide] {
+	return otter.Must(&otter.Options[string, *guide]{
+		MaximumWeight: bytes,
+		Weigher:       func(id string, g *guide) uint32 { return g.weight(id) },
+	})
 }
 
 // guide is a published guide as read from the private tree, kept until its
@@ -55,6 +68,16 @@ type guide struct {
 	// head and tail are the event's JSON encoding split where the
 	// authtoken value goes, so serving an event costs no JSON encoding.
 	head, tail []byte
+}
+
+// weight estimates the memory g takes: the event's JSON twice (decoded
+// and encoded), the record's once, and some overhead.
+func (g *guide) weight(id string) uint32 {
+	w := 512 + int64(len(id)) + g.recStamp.size + int64(len(g.head)+len(g.tail))
+	if g.event != nil {
+		w += g.evStamp.size
+	}
+	return uint32(min(w, 1<<32-1))
 }
 
 // stamp identifies one version of a file: exporters replace files by
@@ -110,7 +133,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 		signer: signer,
 		logger: cfg.Logger,
 		now:    cfg.Clock.Now,
-		cache:  make(map[string]*guide),
+		cache:  newGuideCache(eventCacheBytes),
 	}, nil
 }
 
@@ -211,9 +234,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 		return nil, ErrGuideNotFound
 	}
 	now := ev.now().UnixNano()
-	ev.mu.Lock()
-	g := ev.cache[guideID]
-	ev.mu.Unlock()
+	g, _ := ev.cache.GetIfPresent(guideID)
 	if g != nil && !fresh {
 		if age := now - g.checked.Load(); age >= 0 && age < int64(Recheck) {
 			return g, nil
@@ -225,9 +246,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 	}
 	if !recStamp.exists {
 		if g != nil {
-			ev.mu.Lock()
-			delete(ev.cache, guideID)
-			ev.mu.Unlock()
+			ev.cache.Invalidate(guideID)
 		}
 		return nil, ErrGuideNotFound
 	}
@@ -244,9 +263,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 		return nil, err
 	}
 	g.checked.Store(now)
-	ev.mu.Lock()
-	ev.cache[guideID] = g
-	ev.mu.Unlock()
+	ev.cache.Set(guideID, g)
 	return g, nil
 }
 
@@ -278,7 +295,8 @@ func (ev *Events) load(guideID string, recStamp, evStamp stamp) (*guide, error) 
 	if err := enc.Encode(&e); err != nil {
 		return nil, fmt.Errorf("encode ready event of %s: %w", guideID, err)
 	}
-	head, tail, ok := bytes.Cut(buf.Bytes(), []byte(tokenMark))
+	// A copy of its own size: the buffer has grown to up to twice that.
+	head, tail, ok := bytes.Cut(bytes.Clone(buf.Bytes()), []byte(tokenMark))
 	if !ok {
 		return nil, fmt.Errorf("encode ready event of %s: no authtoken position", guideID)
 	}

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,5 +95,36 @@ func TestUnpublishedGuide(t *testing.T) {
 	wantError(t, e.do("GET", path+"object", &alice, nil), 404, CodeNotFound)
 	if _, _, err := e.events.Enqueue(context.Background(), "g-gone"); err != ErrNotReady {
 		t.Fatalf("Enqueue: %v, want ErrNotReady", err)
+	}
+}
+
+// TestEventCacheBounded checks that the guides Events keeps read stay
+// within their budget however many guides are looked up (each was kept
+// for good before: a sidecar grew by every guide it ever served or
+// queued, 23 KB a guide of the samples' size), and that a guide no longer
+// kept is read again.
+func TestEventCacheBounded(t *testing.T) {
+	e := newEnv(t, storetestSQLite(t), nil)
+	const budget = 16 << 10
+	e.events.cache = newGuideCache(budget)
+	ctx := context.Background()
+	first := ""
+	for i := range 200 {
+		id := fmt.Sprintf("g-many-%03d", i)
+		e.writeGuide(id, "alice", true)
+		if _, err := e.events.Object(ctx, id); err != nil {
+			t.Fatalf("Object(%s): %v", id, err)
+		}
+		if first == "" {
+			first = id
+		}
+	}
+	e.events.cache.CleanUp()
+	if n, w := e.events.cache.EstimatedSize(), e.events.cache.WeightedSize(); w > budget || n >= 200 {
+		t.Fatalf("%d guides kept, weighing %d bytes: want within %d bytes", n, w, budget)
+	}
+	ev, err := e.events.Object(ctx, first)
+	if err != nil || ev.GuideID != first {
+		t.Fatalf("Object(%s) once no longer kept: %v, %v", first, ev, err)
 	}
 }

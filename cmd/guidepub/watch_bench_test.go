@@ -253,7 +253,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // server and the sidecar hold at rest over the corpus.
 //
 // GUIDEPUB_BENCH_CPUPROFILE=file writes a CPU profile of each run's uploads
-// alone, setup excluded, to file.<run name>.
+// alone, setup excluded, to file.<run name>; GUIDEPUB_BENCH_HEAPPROFILE=file
+// the heap in use at rest after them.
 func BenchmarkUploadLatency(b *testing.B) {
 	uploads := benchUploads(b, 30)
 	sizes := []int{100, 1000}
@@ -460,8 +461,31 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	if rss, err := procstat.RSS(0); err == nil {
 		b.ReportMetric(rss, "rss-MB")
 	}
+	writeHeapProfile(b)
 	cancel()
 	stopped()
+}
+
+// writeHeapProfile writes the heap in use to
+// $GUIDEPUB_BENCH_HEAPPROFILE.<run name> when that is set.
+func writeHeapProfile(b *testing.B) {
+	base := os.Getenv("GUIDEPUB_BENCH_HEAPPROFILE")
+	if base == "" {
+		return
+	}
+	f, err := os.Create(base + "." + runFileName(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runFileName returns the name of b's run, made fit for a file name.
+func runFileName(b *testing.B) string {
+	return strings.NewReplacer("/", ".", "=", "").Replace(strings.TrimPrefix(b.Name(), "BenchmarkUploadLatency/"))
 }
 
 // corpusRoot returns the folder a run works in: a copy of corpus, or with
@@ -531,8 +555,7 @@ func startUploadProfile(b *testing.B) (stop func()) {
 	if base == "" {
 		return func() {}
 	}
-	name := strings.NewReplacer("/", ".", "=", "").Replace(strings.TrimPrefix(b.Name(), "BenchmarkUploadLatency/"))
-	f, err := os.Create(base + "." + name)
+	f, err := os.Create(base + "." + runFileName(b))
 	if err != nil {
 		b.Fatal(err)
 	}
