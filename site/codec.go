@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/andybalholm/brotli"
@@ -72,10 +71,7 @@ type codec interface {
 var (
 	brotliCodec = &brotliPools{}
 	gzipCodec   = &gzipPools{}
-	zstdCodec   = &zstdPools{encoders: [efforts]func() (*zstd.Encoder, error){
-		final: sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBestCompression) }),
-		quick: sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedFastest) }),
-	}}
+	zstdCodec   = &zstdPools{}
 )
 
 // identityCodec is Identity's codec: bytes pass unchanged.
@@ -187,19 +183,28 @@ func (p *gzipPools) newReader(r io.Reader) (io.Reader, func(), error) {
 	return g, func() { p.readers.Put(g) }, nil
 }
 
+// Zstd level by effort: the best, and the fastest.
+var zstdLevel = [efforts]zstd.EncoderLevel{final: zstd.SpeedBestCompression, quick: zstd.SpeedFastest}
+
 type zstdPools struct {
-	// encoders, by effort, are shared by every Encode (EncodeAll is safe
-	// for concurrent use, with up to GOMAXPROCS encodes at once); each is
-	// made on first need.
-	encoders [efforts]func() (*zstd.Encoder, error)
-	readers  sync.Pool // *zstd.Decoder, one stream at a time, low memory
+	// encoders, by effort, one encode at a time each. An encoder at the
+	// best level holds about 34 MB of match tables (their size is the
+	// library's), so they are pooled as the other codecs' writers are:
+	// the garbage collector drops those left unused, and a process at
+	// rest does not keep them (it kept 100 MB of them for good before).
+	encoders [efforts]sync.Pool // *zstd.Encoder
+	readers  sync.Pool          // *zstd.Decoder, one stream at a time, low memory
 }
 
 func (p *zstdPools) encode(dst, src []byte, e effort) ([]byte, error) {
-	enc, err := p.encoders[e]()
-	if err != nil {
-		return nil, fmt.Errorf("zstd encoder: %w", err)
+	enc, _ := p.encoders[e].Get().(*zstd.Encoder)
+	if enc == nil {
+		var err error
+		if enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel[e]), zstd.WithEncoderConcurrency(1)); err != nil {
+			return nil, fmt.Errorf("zstd encoder: %w", err)
+		}
 	}
+	defer p.encoders[e].Put(enc)
 	return enc.EncodeAll(src, dst), nil
 }
 
@@ -219,10 +224,4 @@ func (p *zstdPools) newReader(r io.Reader) (io.Reader, func(), error) {
 		return nil, nil, err
 	}
 	return d, func() { d.Reset(nil); p.readers.Put(d) }, nil
-}
-
-// newZstdEncoder makes an encoder of Zstd at level: as many encodes at
-// once as there are Ps.
-func newZstdEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -248,9 +249,10 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // GUIDEPUB_BENCH_CORPUS_ONCE=1 runs on the cached corpus itself instead
 // of a copy, and discards it (the next run makes it again).
 //
-// rss-MB is the process's resident memory after the uploads, with the
-// heap the runtime keeps given back first: what the watcher, the static
-// server and the sidecar hold at rest over the corpus.
+// rss-MB is the process's resident memory after the uploads, once
+// collected twice (what pools drop then is dropped) and with the heap the
+// runtime keeps given back: what the watcher, the static server and the
+// sidecar hold at rest over the corpus.
 //
 // GUIDEPUB_BENCH_CPUPROFILE=file writes a CPU profile of each run's uploads
 // alone, setup excluded, to file.<run name>; GUIDEPUB_BENCH_HEAPPROFILE=file
@@ -457,6 +459,10 @@ func benchmarkUploadLatency(b *testing.B, corpus string, existing, uploads int, 
 	b.ReportMetric(ms(percentile(finished, 50)), "final-p50-ms")
 	b.ReportMetric(ms(cpu)/float64(uploads), "cpu-ms/upload")
 	b.ReportMetric(0, "start-reexported") // the start failed the run otherwise
+	// At rest: what pools drop after two collections is dropped (a
+	// process idle for four minutes has had them: Go forces one every two).
+	runtime.GC()
+	runtime.GC()
 	debug.FreeOSMemory()
 	if rss, err := procstat.RSS(0); err == nil {
 		b.ReportMetric(rss, "rss-MB")
