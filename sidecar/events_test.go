@@ -108,23 +108,19 @@ func TestEventCacheBounded(t *testing.T) {
 	const budget = 16 << 10
 	e.events.cache = newGuideCache(budget)
 	ctx := context.Background()
-	first := ""
+	id := func(i int) string { return fmt.Sprintf("g-many-%03d", i) }
 	for i := range 200 {
-		id := fmt.Sprintf("g-many-%03d", i)
-		e.writeGuide(id, "alice", true)
-		if _, err := e.events.Object(ctx, id); err != nil {
-			t.Fatalf("Object(%s): %v", id, err)
-		}
-		if first == "" {
-			first = id
+		e.writeGuide(id(i), "alice", true)
+		if _, err := e.events.Object(ctx, id(i)); err != nil {
+			t.Fatalf("Object(%s): %v", id(i), err)
 		}
 	}
 	e.events.cache.CleanUp()
 	if n, w := e.events.cache.EstimatedSize(), e.events.cache.WeightedSize(); w > budget || n >= 200 {
 		t.Fatalf("%d guides kept, weighing %d bytes: want within %d bytes", n, w, budget)
 	}
-	ev, err := e.events.Object(ctx, first)
-	if err != nil || ev.GuideID != first {
-		t.Fatalf("Object(%s) once no longer kept: %v, %v", first, ev, err)
+	ev, err := e.events.Object(ctx, id(0))
+	if err != nil || ev.GuideID != id(0) {
+		t.Fatalf("Object(%s) once no longer kept: %v, %v", id(0), ev, err)
 	}
 }
