@@ -276,7 +276,7 @@ func (t Tree) writeFunc(p string, fill func(io.Writer) error) error {
 		err error
 	)
 	for range 10 {
-		tmp = filepath.Join(dir, site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		tmp = tempName(dir)
 		f, err = t.FS.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, t.Perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
@@ -301,4 +301,10 @@ func (t Tree) writeFunc(p string, fill func(io.Writer) error) error {
 	}
 	syncStep("rename", dst)
 	return nil
+}
+
+// tempName returns a new random temporary name in folder dir: a hidden
+// name with site.TempPrefix, which RemoveStaleTemps removes after a kill.
+func tempName(dir string) string {
+	return filepath.Join(dir, site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
 }

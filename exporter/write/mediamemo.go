@@ -8,10 +8,8 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/spf13/afero"
@@ -19,7 +17,6 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
-	"github.com/guidepub/guidepub/site"
 )
 
 // Media work done once (see docs/robustness.md#media-made-once). A media file
@@ -367,7 +364,7 @@ func (w *guideWriter) linkable(t Tree, p string, prod *product) bool {
 // every replacement). It reports false, with p as it was, when it cannot.
 func (w *guideWriter) replaceByLink(t Tree, p string, prod *product) bool {
 	dst := t.Abs(p)
-	tmp := filepath.Join(filepath.Dir(dst), site.TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+	tmp := tempName(filepath.Dir(dst))
 	if err := os.Link(prod.t.Abs(prod.path), tmp); err != nil {
 		return false
 	}
