@@ -16,3 +16,13 @@ func CPUTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// SystemTime returns the CPU time this process spent in the kernel so
+// far (part of CPUTime), or 0 where it cannot be read.
+func SystemTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Stime.Nano())
+}
