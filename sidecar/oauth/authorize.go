@@ -285,7 +285,7 @@ func (s *Server) checkOwner(ctx context.Context, owner, password string) (hash s
 		return "", false, err
 	}
 	if unknown {
-		hash = dummyHash()
+		hash = dummyHash
 	}
 	ok, err = s.hashes.check(ctx, hash, password)
 	if err != nil || !ok || unknown {

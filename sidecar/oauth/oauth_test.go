@@ -40,6 +40,32 @@ func TestPasswordHash(t *testing.T) {
 	}
 }
 
+// TestDummyHashCostsAPassword checks that the hash an unknown owner's
+// sign-in is checked against has the parameters, salt and key sizes of a
+// real one, so that its check costs the same (a check's cost is set by
+// them), and that it is checked like one.
+func TestDummyHashCostsAPassword(t *testing.T) {
+	real, err := HashPassword("correct horse battery staple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseHash(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := parseHash(dummyHash)
+	if err != nil {
+		t.Fatalf("the dummy hash %q does not parse: %v", dummyHash, err)
+	}
+	if d.memKiB != r.memKiB || d.iters != r.iters || d.threads != r.threads || len(d.salt) != len(r.salt) || len(d.key) != len(r.key) {
+		t.Errorf("dummy hash m=%d,t=%d,p=%d, %d-byte salt, %d-byte key; a password's m=%d,t=%d,p=%d, %d, %d",
+			d.memKiB, d.iters, d.threads, len(d.salt), len(d.key), r.memKiB, r.iters, r.threads, len(r.salt), len(r.key))
+	}
+	if ok, err := CheckPassword(dummyHash, "guidepub: no such owner, no such password"); ok || err != nil {
+		t.Errorf("CheckPassword(dummyHash) = %v, %v; want false, nil", ok, err)
+	}
+}
+
 // testPolicy is the default policy with a one-minute window.
 var testPolicy = signInPolicy{PairFailures: 5, ClientFailures: 20, OwnerFailures: 5,
 	Delay: time.Second, MaxDelay: 10 * time.Second, Window: time.Minute}

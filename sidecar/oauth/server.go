@@ -60,7 +60,6 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	go dummyHash() // ready before the first sign-in for an unknown owner
 	random := func() ([]byte, error) {
 		b := make([]byte, 32)
 		_, err := rand.Read(b)
