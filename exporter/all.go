@@ -62,6 +62,8 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 // results without their Changes, so that its memory does not grow with
 // the files written (see docs/benchmarks.md).
 func (e *Exporter) ExportAllEach(ctx context.Context, each func(GuideResult)) (*Report, error) {
+	// Uploads in progress go first (giveWay), and are found up to date.
+	e.uploads.wait()
 	start := time.Now()
 	done := handOut(each)
 	rep := &Report{}
@@ -314,7 +316,8 @@ func ptr[T any](v T) *T { return &v }
 
 // parallel calls fn(0..n-1), up to 2*Jobs calls at a time: while some
 // wait for the disk, others keep the Jobs compression slots (the CPU-bound
-// part, see Exporter.compress) busy.
+// part, see Exporter.compress) busy. Each call waits first while an
+// upload is exported (giveWay).
 func (e *Exporter) parallel(n int, fn func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -323,6 +326,7 @@ func (e *Exporter) parallel(n int, fn func(i int)) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				e.uploads.wait()
 				fn(i)
 			}
 		}()

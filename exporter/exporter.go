@@ -47,6 +47,7 @@ type Exporter struct {
 	settings string          // fingerprint of the settings that shape the output
 
 	folders locker.Locker // by bundle folder: one export of a folder at a time
+	uploads giveWay       // ExportAll waits for ExportBundle calls in progress
 
 	// mu guards the records' entries and the claims, which must change
 	// together: a claim is checked against the published guides and those

@@ -43,6 +43,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		res.Err = err
 		return res, err
 	}
+	defer e.uploads.upload()() // ExportAll gives way meanwhile
 	defer e.lockFolder(folder)()
 	if err := ctx.Err(); err != nil {
 		res.Err = err
