@@ -7,8 +7,10 @@ import "sync"
 // at its start): the catch-up's workers wait, before each folder they take,
 // while an upload is being exported, so that an upload made as the
 // watcher starts is not slowed down by a catch-up that can take seconds
-// on a large tree (docs/watching.md). A folder the catch-up has taken is
-// finished first; uploads only ever delay the catch-up, never the reverse.
+// on a large tree (docs/watching.md). The folders the catch-up has taken
+// are finished first (an upload of one of them waits for its lock), and
+// ExportAll itself starts once the uploads in progress are done, so that
+// it finds them up to date.
 type giveWay struct {
 	mu      sync.Mutex
 	clear   *sync.Cond // signalled when uploads drops to zero
