@@ -134,6 +134,34 @@ func (rec *record) encode() ([]byte, error) {
 	return append(head, tail...), nil
 }
 
+// summaryHead is what a summary keeps of a record's head (see summary):
+// decoding a head into it skips the lists of files and inputs without
+// making their strings, most of the work of reading every record at start.
+type summaryHead struct {
+	Version    int        `json:"version"`
+	GuideID    string     `json:"guideId"`
+	Folder     string     `json:"folder"`
+	Revision   string     `json:"revision"`
+	Ids        []string   `json:"ids"`
+	Source     string     `json:"source,omitempty"`
+	NextChange *time.Time `json:"nextChange,omitempty"`
+	Views      int        `json:"views,omitempty"`
+	Ready      bool       `json:"ready,omitempty"`
+	Quick      []string   `json:"quick,omitempty"`
+}
+
+// decodeSummary decodes the summary of the record file data: its head
+// without the lists of files and inputs.
+func decodeSummary(data []byte) (*record, error) {
+	head, _, _ := bytes.Cut(data, []byte("\n"))
+	var h summaryHead
+	if err := json.Unmarshal(head, &h); err != nil {
+		return nil, err
+	}
+	return &record{recordHead: recordHead{Version: h.Version, GuideID: h.GuideID, Folder: h.Folder, Revision: h.Revision,
+		Ids: h.Ids, Source: h.Source, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick}}, nil
+}
+
 // decodeRecord decodes the file data of a record; with full false, the head
 // only (Public stays nil).
 func decodeRecord(data []byte, full bool) (*record, error) {
@@ -259,7 +287,7 @@ func (r *Records) load() error {
 			for i := range next {
 				// Each record's summary is kept as it is read: the
 				// heads are never all in memory at once.
-				rec, err := r.read(ids[i], false)
+				rec, err := r.readWith(ids[i], decodeSummary)
 				if errs[i] = err; err == nil {
 					r.index(rec.GuideID, rec.entry())
 				}
@@ -277,11 +305,16 @@ func (r *Records) load() error {
 // read reads and decodes the record of guide id (its head only unless
 // full).
 func (r *Records) read(id string, full bool) (*record, error) {
+	return r.readWith(id, func(data []byte) (*record, error) { return decodeRecord(data, full) })
+}
+
+// readWith reads the record of guide id and decodes it with decode.
+func (r *Records) readWith(id string, decode func([]byte) (*record, error)) (*record, error) {
 	data, err := r.t.Read(r.file(id))
 	if err != nil {
 		return nil, fmt.Errorf("exporter: read record: %w", err)
 	}
-	rec, err := decodeRecord(data, full)
+	rec, err := decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("exporter: record %s: %w", r.t.Abs(r.file(id)), err)
 	}

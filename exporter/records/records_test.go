@@ -2,6 +2,7 @@ package records
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +267,48 @@ func TestEntryOfUnreadableRecord(t *testing.T) {
 	}
 	if _, ok, err := back.Entry("gNONE"); ok || err != nil {
 		t.Fatalf("Entry of no guide: ok %v, err %v", ok, err)
+	}
+}
+
+// TestDecodeSummary checks that the summary decoded at start is the
+// record's head without its lists of files and inputs: every other field
+// of recordHead is in summaryHead (a field added to one and not the other
+// fails here), and a record with every field set decodes to its summary.
+func TestDecodeSummary(t *testing.T) {
+	lists := map[string]bool{"Files": true, "Private": true, "Inputs": true}
+	head, sum := reflect.TypeFor[recordHead](), reflect.TypeFor[summaryHead]()
+	for i := range head.NumField() {
+		f := head.Field(i)
+		g, ok := sum.FieldByName(f.Name)
+		if lists[f.Name] {
+			if ok {
+				t.Errorf("summaryHead has the list %s", f.Name)
+			}
+			continue
+		}
+		if !ok || g.Type != f.Type || g.Tag != f.Tag {
+			t.Errorf("summaryHead.%s does not match recordHead.%s (%v %q)", f.Name, f.Name, f.Type, f.Tag)
+		}
+	}
+	if sum.NumField() != head.NumField()-len(lists) {
+		t.Errorf("summaryHead has %d fields, recordHead %d", sum.NumField(), head.NumField())
+	}
+	next := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	mg := site.ManifestGuide{Folder: "fa", Revision: "r1", Ids: []string{"v1", "alias"}, Files: []string{"v1/data/status"},
+		Private: []string{"guides/a/event.json"}, Source: "abc", Inputs: []string{"guide.json"}, NextChange: &next,
+		Views: 2, Ready: true, Quick: []string{"v1/data/status.br"}}
+	data, err := newRecord("a", mg, []PublicFile{{Path: "v1/data/status", SHA256: "00", Size: 3, ModTime: 7}}).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := decodeSummary(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rec.entry(), summary(mg); !reflect.DeepEqual(got, want) {
+		t.Errorf("decodeSummary: %+v, want %+v", got, want)
+	}
+	if rec.GuideID != "a" || rec.Version != recordVersion {
+		t.Errorf("decodeSummary: guide %q version %d", rec.GuideID, rec.Version)
 	}
 }
