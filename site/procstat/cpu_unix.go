@@ -10,19 +10,23 @@ import (
 // CPUTime returns the CPU time (user and system) this process used so
 // far, or 0 where it cannot be read.
 func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	user, sys := times()
+	return user + sys
 }
 
 // SystemTime returns the CPU time this process spent in the kernel so
 // far (part of CPUTime), or 0 where it cannot be read.
 func SystemTime() time.Duration {
+	_, sys := times()
+	return sys
+}
+
+// times returns the user and system CPU time this process used so far,
+// or zeros where they cannot be read.
+func times() (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
