@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -117,21 +118,29 @@ type watchSetup struct {
 	// Started, when set, is called once the first export is done and the
 	// watcher runs, with that export's report.
 	Started func(*exporter.Report)
+
+	// waitingForRecords, set by tests, is called when the watcher hands
+	// over folder before the exporter has read its records.
+	waitingForRecords func(folder string)
 }
 
 // watchAndExport exports every bundle once, then re-exports bundles as they
 // change until ctx is done, with the pipeline running beside (live uploads
 // left by the last run go first). It returns nil when ctx ends, or the
 // error that prevented watching.
+//
+// The watcher starts before the exporter reads what it published (its
+// records: every guide's, so the start's cost grows with the corpus): an
+// upload made as the process starts is found and sits out its quiet
+// period meanwhile, and is exported the moment the records are read.
 func watchAndExport(ctx context.Context, s watchSetup) error {
 	// An upload made from here on, before the watcher watches --src, is
 	// found by its stamps and exported first.
 	since := time.Now()
 	s.Exporter.Logger = nil // the watcher reports rejected bundles, once each
 	s.Exporter.QuickSiblings = s.Quick
-	ex, err := exporter.New(s.Exporter)
-	if err != nil {
-		return err
+	if err := s.Exporter.Validate(); err != nil {
+		return fmt.Errorf("exporter: %w", err)
 	}
 	pipe := s.Pipeline
 	if pipe == nil {
@@ -139,14 +148,11 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	piped := make(chan struct{})
-	go func() { pipe.Run(ctx); close(piped) }()
-	defer func() { cancel(); <-piped }()
 
 	// One clock for the exporter, the watcher and the retries: the
 	// exporter's, which its Validate requires.
 	clk := s.Exporter.Clock
-	h := &exportHandler{ex: ex, pipe: pipe, logger: s.Logger, exported: s.Exported}
+	h := &exportHandler{pipe: pipe, logger: s.Logger, exported: s.Exported, opened: make(chan struct{}), waiting: s.waitingForRecords}
 	// The watcher starts before the first export so that nothing uploaded
 	// during it is missed, and runs beside it.
 	wcfg := watch.DefaultConfig()
@@ -160,10 +166,20 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	if err != nil {
 		return err
 	}
+	piped := make(chan struct{})
+	go func() { pipe.Run(ctx); close(piped) }()
+	defer func() { cancel(); <-piped }()
 	// The watcher runs from the start, so that an upload is exported at
 	// once; the export of the whole tree (the catch-up) runs beside it.
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
+	ex, err := exporter.New(s.Exporter)
+	h.open(ex)
+	if err != nil {
+		cancel()
+		<-ran
+		return err
+	}
 	rep, next, err := pipe.ExportAll(ctx, func(each func(exporter.GuideResult)) (*exporter.Report, error) { return ex.ExportAllEach(ctx, each) })
 	if rep != nil {
 		printProblems(s.Stderr, rep.Guides)
@@ -197,10 +213,39 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 // bundle through the pipeline, which queues its ready event and publishes
 // what changed.
 type exportHandler struct {
-	ex       *exporter.Exporter
 	pipe     *pipeline.Pipeline
 	logger   *slog.Logger
 	exported func(ids []string)
+
+	// ex is set, and opened closed, once the exporter has read its
+	// records (nil ex: it could not); the handler's calls wait for it.
+	opened  chan struct{}
+	ex      *exporter.Exporter
+	waiting func(folder string) // tests: called when a call must wait for opened
+}
+
+// open hands the handler the exporter its calls wait for (nil: none, the
+// watcher is stopping).
+func (h *exportHandler) open(ex *exporter.Exporter) {
+	h.ex = ex
+	close(h.opened)
+}
+
+// exporter returns the exporter once it has read its records, or an error
+// when it could not.
+func (h *exportHandler) exporter(folder string) (*exporter.Exporter, error) {
+	select {
+	case <-h.opened:
+	default:
+		if h.waiting != nil {
+			h.waiting(folder)
+		}
+		<-h.opened
+	}
+	if h.ex == nil {
+		return nil, errors.New("the exporter could not read its records")
+	}
+	return h.ex, nil
 }
 
 var _ watch.Handler = (*exportHandler)(nil)
@@ -208,8 +253,12 @@ var _ watch.Handler = (*exportHandler)(nil)
 // Changed exports folder. It returns the bundle's *bundle.Error when the
 // bundle is rejected (nothing published changes), or an I/O error.
 func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, error) {
-	before := h.publicIDs(folder)
-	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.ExportBundle(ctx, folder) })
+	ex, err := h.exporter(folder)
+	if err != nil {
+		return time.Time{}, err
+	}
+	before := h.publicIDs(ex, folder)
+	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return ex.ExportBundle(ctx, folder) })
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -223,7 +272,7 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted, "quick", res.Quick)
 	}
 	if h.exported != nil {
-		h.exported(append(before, h.publicIDs(folder)...))
+		h.exported(append(before, h.publicIDs(ex, folder)...))
 	}
 	return next, nil
 }
@@ -231,8 +280,12 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 // Removed unpublishes what folder published. It returns the exporter's
 // error when a file cannot be deleted.
 func (h *exportHandler) Removed(ctx context.Context, folder string) error {
-	before := h.publicIDs(folder)
-	res, _, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.RemoveBundle(ctx, folder) })
+	ex, err := h.exporter(folder)
+	if err != nil {
+		return err
+	}
+	before := h.publicIDs(ex, folder)
+	res, _, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return ex.RemoveBundle(ctx, folder) })
 	if err != nil {
 		return err
 	}
@@ -247,11 +300,11 @@ func (h *exportHandler) Removed(ctx context.Context, folder string) error {
 
 // publicIDs returns the public top-level folders (view ids and alias) that
 // folder's guide has published, when someone listens for them.
-func (h *exportHandler) publicIDs(folder string) []string {
+func (h *exportHandler) publicIDs(ex *exporter.Exporter, folder string) []string {
 	if h.exported == nil {
 		return nil
 	}
-	return h.ex.PublicIDs(folder)
+	return ex.PublicIDs(folder)
 }
 
 // short returns the first 12 characters of a revision, for logs.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/pipeline"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
@@ -64,7 +66,9 @@ func (tr watchTrees) exporter(t *testing.T) *exporter.Exporter {
 // newExportHandler is the watcher's handler over ex, queueing ready events
 // through ev.
 func newExportHandler(ex *exporter.Exporter, ev *sidecar.Events, logger *slog.Logger) *exportHandler {
-	return &exportHandler{ex: ex, logger: logger, pipe: pipeline.New(pipeline.Config{Events: eventQueue{ev, logger}, Logger: logger})}
+	h := &exportHandler{logger: logger, pipe: pipeline.New(pipeline.Config{Events: eventQueue{ev, logger}, Logger: logger}), opened: make(chan struct{})}
+	h.open(ex)
+	return h
 }
 
 func TestExportHandlerQueuesOncePerRevision(t *testing.T) {
@@ -405,4 +409,84 @@ func wantOutboxEmpty(t *testing.T, priv string) {
 	if des, _ := os.ReadDir(filepath.Join(priv, "outbox")); len(des) != 1 || des[0].Name() != ".lock" {
 		t.Errorf("outbox left: %v (only the lock file stays)", des)
 	}
+}
+
+// TestUploadAtStartWaitsOnlyForRecords: an upload made as the watcher
+// starts is found, and sits out its quiet period, while the exporter is
+// still reading its records (what grows with the corpus), then published.
+// The records' folder is held closed until the watcher has handed the
+// upload over: a watcher that started only once the records were read
+// would never hand it over, and the test would time out.
+func TestUploadAtStartWaitsOnlyForRecords(t *testing.T) {
+	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
+	staged := filepath.Join(tr.src, "rue-saint-denis.partial")
+	upload(t, tr.src, filepath.Base(staged), sampleBundle(t, "rue-saint-denis", "https://hooks.example.com/ready"))
+	priv := &heldOpen{Fs: afero.NewOsFs(), name: filepath.Join(tr.priv, records.RecordsDir(0, 1)),
+		reached: make(chan struct{}), release: make(chan struct{})}
+	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
+	ecfg.Private = priv
+	handed := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- watchAndExport(ctx, watchSetup{
+			Exporter: ecfg,
+			Debounce: watch.DefaultDebounce,
+			Logger:   slog.New(slog.DiscardHandler),
+			Stdout:   io.Discard,
+			Stderr:   io.Discard,
+			Started:  func(*exporter.Report) { close(started) },
+			waitingForRecords: func(folder string) {
+				if folder == "rue-saint-denis" {
+					once.Do(func() { close(handed) })
+				}
+			},
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-priv.reached:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the exporter never read its records")
+	}
+	if err := os.Rename(staged, filepath.Join(tr.src, "rue-saint-denis")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-handed:
+	case <-time.After(20 * time.Second):
+		close(priv.release)
+		t.Fatal("the upload was not handed over while the records were read")
+	}
+	close(priv.release)
+	<-started
+	status := filepath.Join(tr.out, "vSTDENIS", "data", "status")
+	eventually(t, "the upload's status", func() bool {
+		b, err := os.ReadFile(status)
+		return err == nil && strings.Contains(string(b), `"ready"`)
+	})
+}
+
+// heldOpen is a file system whose Open of name waits for release, once
+// reached is closed.
+type heldOpen struct {
+	afero.Fs
+	name             string
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldOpen) Open(name string) (afero.File, error) {
+	if name == h.name {
+		h.once.Do(func() { close(h.reached) })
+		<-h.release
+	}
+	return h.Fs.Open(name)
 }
