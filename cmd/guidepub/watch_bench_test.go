@@ -236,18 +236,20 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // records) and kept under the user's cache folder
 // (GUIDEPUB_BENCH_CACHE to choose another), keyed by the SHA-256 of the
 // test binary, so any change of the code exports it again. Each run copies
-// it (cp -a, times kept) and starts the watcher on the copy with a new
-// SQLite store: the catch-up must find every guide up to date, and the run
-// fails unless it re-exported none (start-reexported, always 0). Making a
-// corpus of 400 guides took 13 minutes on a loaded 2-core machine, and
-// each copy of it 40 to 100 s; the runs after a first one skip the former.
+// it (hard links, times kept: corpusRoot) and starts the watcher on the
+// copy with a new SQLite store: the catch-up must find every guide up to
+// date, and the run fails unless it re-exported none (start-reexported,
+// always 0). Making a
+// corpus of 400 guides took 13 minutes on a loaded 2-core machine; the
+// runs after a first one skip it, and copy it (see corpusRoot).
 //
-// The corpus of 10,000 guides takes the better part of an hour to make and
-// about 33 GB, and a copy as much again: GUIDEPUB_BENCH_PREPARE=1 makes the
-// corpora of the selected runs and measures nothing (so they can be made
-// at a low priority, and measured later on a quiet machine), and
-// GUIDEPUB_BENCH_CORPUS_ONCE=1 runs on the cached corpus itself instead
-// of a copy, and discards it (the next run makes it again).
+// The corpus of 10,000 guides takes over an hour to make and about 33 GB:
+// GUIDEPUB_BENCH_PREPARE=1 makes the corpora of the selected runs and
+// measures nothing (so they can be made at a low priority, and measured
+// later on a quiet machine), and GUIDEPUB_BENCH_CORPUS_ONCE=1 runs on the
+// cached corpus itself instead of a copy, and discards it (the next run
+// makes it again). GUIDEPUB_BENCH_COLD=1 starts each run with the page
+// cache dropped (root only), as after a reboot.
 //
 // Before them, one more new guide, staged beforehand, is renamed into place
 // as the process starts: start-served-ms is how long until its status is
@@ -531,26 +533,41 @@ func runFileName(b *testing.B) string {
 }
 
 // corpusRoot returns the folder a run works in: a copy of corpus, or with
-// GUIDEPUB_BENCH_CORPUS_ONCE corpus itself, no longer marked complete.
+// GUIDEPUB_BENCH_CORPUS_ONCE corpus itself, no longer marked complete. The
+// copy is made of hard links where the file system allows (the exporter
+// replaces a file by a new one, never writes into one, so the cached
+// corpus stays as it was made; 10,000 guides are copied in a minute
+// instead of the better part of an hour), else of copies. With
+// GUIDEPUB_BENCH_COLD the kernel's page cache is dropped then (root only),
+// as after a reboot: the start reads everything from the disk.
 func corpusRoot(b *testing.B, corpus string, existing int) string {
 	b.Helper()
 	t0 := time.Now()
+	root := corpus
 	if os.Getenv("GUIDEPUB_BENCH_CORPUS_ONCE") != "" {
 		if err := os.Remove(filepath.Join(corpus, "complete")); err != nil {
 			b.Fatal(err)
 		}
-		syscall.Sync()
-		b.Logf("corpus of %d guides used in place, flushed in %v", existing, time.Since(t0).Round(time.Millisecond))
-		return corpus
+	} else {
+		root = b.TempDir()
+		if out, err := exec.Command("cp", "-al", corpus+"/.", root).CombinedOutput(); err != nil {
+			b.Logf("hard links refused (%v: %s): copying the corpus", err, out)
+			if out, err := exec.Command("cp", "-a", corpus+"/.", root).CombinedOutput(); err != nil {
+				b.Fatalf("copying the corpus: %v: %s", err, out)
+			}
+		}
 	}
-	root := b.TempDir()
-	if out, err := exec.Command("cp", "-a", corpus+"/.", root).CombinedOutput(); err != nil {
-		b.Fatalf("copying the corpus: %v: %s", err, out)
-	}
-	// The copy's bytes are flushed before the uploads, so that their
+	// What the copy wrote is flushed before the uploads, so that their
 	// flushes do not wait behind its write-back.
 	syscall.Sync()
-	b.Logf("corpus of %d guides copied and flushed in %v", existing, time.Since(t0).Round(time.Millisecond))
+	cold := ""
+	if os.Getenv("GUIDEPUB_BENCH_COLD") != "" {
+		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
+			b.Fatalf("GUIDEPUB_BENCH_COLD: dropping the page cache: %v", err)
+		}
+		cold = ", page cache dropped"
+	}
+	b.Logf("corpus of %d guides ready in %s in %v%s", existing, root, time.Since(t0).Round(time.Millisecond), cold)
 	return root
 }
 
