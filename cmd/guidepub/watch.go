@@ -159,6 +159,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
 	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
 	wcfg.Jobs, wcfg.Clock, wcfg.Logger, wcfg.Since = s.Exporter.Jobs, clk, s.Logger, since
+	wcfg.Hold = h.opened // the records first, then the watches of every folder
 	if err := validConfig(wcfg.Validate()); err != nil {
 		return err
 	}

@@ -51,6 +51,14 @@ type Config struct {
 	// Logger receives the warnings and errors of the Watcher; nil discards
 	// them. DefaultConfig sets slog.Default().
 	Logger *slog.Logger
+	// Hold, when set, is waited for (closed, or Run's context ended)
+	// before the watches of the bundle folders already there are added,
+	// once those changed since the start (uploads) are watched and marked:
+	// adding them looks at every file of every bundle, and the caller's
+	// own start (an exporter reading its records) goes first. A change
+	// made meanwhile is found by its stamps when its folder's watch is
+	// added.
+	Hold <-chan struct{}
 
 	// newEvents replaces fsnotify.NewWatcher in tests.
 	newEvents func() (*fsnotify.Watcher, error)

@@ -42,14 +42,11 @@ func TestReactsBeforeExistingFoldersAreWatched(t *testing.T) {
 	clock := newFakeClock()
 	cfg := testConfig(root, rec, (&syncedLog{}).logger())
 	cfg.Jobs, cfg.Clock = 1, clock
+	// The watches wait for Hold (as watch's wait for the exporter's
+	// records).
 	holding, release := make(chan struct{}), make(chan struct{})
-	cfg.beforeWatches = func(ctx context.Context) {
-		close(holding)
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-	}
+	cfg.beforeWatches = func(context.Context) { close(holding) }
+	cfg.Hold = release
 	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -229,6 +229,13 @@ func (w *Watcher) watchExisting(ctx context.Context, ev *fswatch.Tree) {
 		if w.cfg.beforeWatches != nil {
 			w.cfg.beforeWatches(ctx)
 		}
+		if w.cfg.Hold != nil {
+			select {
+			case <-w.cfg.Hold:
+			case <-ctx.Done():
+				return
+			}
+		}
 		rest := w.known
 		if len(recent) > 0 {
 			first := make(map[string]bool, len(recent))
