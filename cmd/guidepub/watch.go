@@ -132,7 +132,9 @@ type watchSetup struct {
 // The watcher starts before the exporter reads what it published (its
 // records: every guide's, so the start's cost grows with the corpus): an
 // upload made as the process starts is found and sits out its quiet
-// period meanwhile, and is exported the moment the records are read.
+// period meanwhile, and is exported the moment the records are read. The
+// watches of the other folders wait for the records (watch.Config.Hold):
+// adding them beside the records' read slowed that read down.
 func watchAndExport(ctx context.Context, s watchSetup) error {
 	// An upload made from here on, before the watcher watches --src, is
 	// found by its stamps and exported first.
