@@ -279,25 +279,7 @@ func TestWatchExpiry(t *testing.T) {
 	clock := clocktest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
 	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
 	ecfg.Clock = clock
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- watchAndExport(ctx, watchSetup{
-			Exporter: ecfg,
-			Debounce: watch.DefaultDebounce,
-			Logger:   slog.New(slog.DiscardHandler),
-			Stdout:   io.Discard,
-			Stderr:   io.Discard,
-			Started:  func(*exporter.Report) { close(started) },
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	started := goWatch(t, ecfg, nil)
 	<-started
 	status := filepath.Join(tr.out, "vSTDENIS-2099", "data", "status")
 	read := func() string { b, _ := os.ReadFile(status); return string(b) }
@@ -427,30 +409,11 @@ func TestUploadAtStartWaitsOnlyForRecords(t *testing.T) {
 	ecfg.Private = priv
 	handed := make(chan struct{})
 	var once sync.Once
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- watchAndExport(ctx, watchSetup{
-			Exporter: ecfg,
-			Debounce: watch.DefaultDebounce,
-			Logger:   slog.New(slog.DiscardHandler),
-			Stdout:   io.Discard,
-			Stderr:   io.Discard,
-			Started:  func(*exporter.Report) { close(started) },
-			waitingForRecords: func(folder string) {
-				if folder == "rue-saint-denis" {
-					once.Do(func() { close(handed) })
-				}
-			},
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
+	started := goWatch(t, ecfg, func(folder string) {
+		if folder == "rue-saint-denis" {
+			once.Do(func() { close(handed) })
 		}
-	}()
+	})
 	select {
 	case <-priv.reached:
 	case <-time.After(20 * time.Second):
@@ -472,6 +435,34 @@ func TestUploadAtStartWaitsOnlyForRecords(t *testing.T) {
 		b, err := os.ReadFile(status)
 		return err == nil && strings.Contains(string(b), `"ready"`)
 	})
+}
+
+// goWatch runs watchAndExport over ecfg at the default debounce until the
+// test ends (then checks it returned nil), with waiting as its
+// waitingForRecords, and returns what is closed once it has started.
+func goWatch(t *testing.T, ecfg exporter.Config, waiting func(folder string)) <-chan struct{} {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- watchAndExport(ctx, watchSetup{
+			Exporter:          ecfg,
+			Debounce:          watch.DefaultDebounce,
+			Logger:            slog.New(slog.DiscardHandler),
+			Stdout:            io.Discard,
+			Stderr:            io.Discard,
+			Started:           func(*exporter.Report) { close(started) },
+			waitingForRecords: waiting,
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return started
 }
 
 // heldOpen is a file system whose Open of name waits for release, once
