@@ -67,6 +67,9 @@ func (e *Exporter) ExportAllEach(ctx context.Context, each func(GuideResult)) (*
 	start := time.Now()
 	done := handOut(each)
 	rep := &Report{}
+	if err := e.Loaded(); err != nil {
+		return rep, err
+	}
 	e.removeStaleTempsLogged()
 	folders, err := e.Folders()
 	if err != nil {

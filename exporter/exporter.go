@@ -58,11 +58,28 @@ type Exporter struct {
 }
 
 // New returns an Exporter for cfg, used as given (start from
-// DefaultConfig), reading the records of earlier exports from the private
-// tree (OpenRecords, which converts a legacy manifest.json). It returns an
-// error when cfg.Validate refuses cfg or a record cannot be read or
-// decoded.
+// DefaultConfig), once it has read the records of earlier exports from the
+// private tree (records.StartRecords, which converts a legacy
+// manifest.json). It returns an error when cfg.Validate refuses cfg or a
+// record cannot be read or decoded.
 func New(cfg Config) (*Exporter, error) {
+	e, err := Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Loaded(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Start is New without waiting for the records: they are read in the
+// background, and Loaded waits for them. Meanwhile ExportBundle can
+// publish a guide whose ids the records' ids index shows free (see
+// records.StartRecords), and what needs every record (ExportAll,
+// RemoveBundle, Manifest, a folder's earlier guides) waits for them: what
+// a start costs as the corpus grows does not delay an upload made then.
+func Start(cfg Config) (*Exporter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
@@ -92,13 +109,17 @@ func New(cfg Config) (*Exporter, error) {
 	// The stylesheet's path too: every page names it, so a new stylesheet
 	// renders every guide's pages again.
 	e.settings = strings.Join([]string{"v1", media.Version, cfg.ViewURL, cfg.UnbrandedURL, cfg.EmbedURL, cfg.BaseURL, cfg.SourceName, strings.Join(names, ","), viewpage.StylesheetPath}, "\x00")
-	recs, err := records.OpenRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
+	recs, err := records.StartRecords(cfg.Private, cfg.PrivateDir, cfg.Shard, cfg.Shards)
 	if err != nil {
 		return nil, err
 	}
 	e.records = recs
 	return e, nil
 }
+
+// Loaded waits until the exporter has read its records and returns the
+// error of one that could not be read or decoded, if any.
+func (e *Exporter) Loaded() error { return e.records.Wait() }
 
 // Manifest returns a copy of what the exporter has published: every
 // guide's entry, without the hashes of its files (see Exporter.Records).

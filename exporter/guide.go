@@ -77,11 +77,16 @@ func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
 }
 
 // claim checks and reserves the ids of guide g in folder (see
-// records.Claims.Claim) and returns the *bundle.Error that rejects g, or nil.
+// records.Claims.Claim) and returns the *bundle.Error that rejects g, the
+// error of records that could not be read, or nil.
 func (e *Exporter) claim(folder string, g records.IDs, alive records.Alive) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if problems := e.claims.Claim(folder, g, e.records, alive); len(problems) > 0 {
+	problems, err := e.claims.Claim(folder, g, e.records, alive)
+	if err != nil {
+		return fmt.Errorf("claim the ids of %s: %w", folder, err)
+	}
+	if len(problems) > 0 {
 		return &bundle.Error{Folder: folder, Problems: problems}
 	}
 	return nil
@@ -113,7 +118,8 @@ func (e *Exporter) aliveOnDisk(folder, guideID string) bool {
 // publishClaimed publishes b, whose ids are claimed, and records it (its
 // record file, then in memory), with quick siblings when quick (see
 // publish). A guide the folder published before under another guide id
-// is removed afterwards.
+// is removed afterwards: what needs every record comes after the
+// guide's status is out.
 func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick bool) GuideResult {
 	g := &b.Guide
 	old, hadOld, err := e.entry(g.GuideID)
@@ -124,7 +130,6 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick b
 		e.published(g, nil)
 		return GuideResult{Folder: b.Folder, GuideID: g.GuideID, Err: fmt.Errorf("export %s: %w", b.Folder, err)}
 	}
-	stale := e.publishedIn(b.Folder, g.GuideID)
 	var oldp *site.ManifestGuide
 	if hadOld {
 		oldp = &old
@@ -136,7 +141,9 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick b
 		return res
 	}
 	e.published(g, &entry)
-	for _, id := range stale {
+	// Asked after the guide is published: before the exporter's records
+	// are all read (Start), it waits for them.
+	for _, id := range e.publishedIn(b.Folder, g.GuideID) {
 		r, err := e.unpublish(id)
 		res.Deleted += r.Deleted
 		res.Changes = append(res.Changes, r.Changes...)
@@ -302,6 +309,10 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 	res := &GuideResult{Folder: folder}
 	defer e.lockFolder(folder)()
 	if err := ctx.Err(); err != nil {
+		res.Err = err
+		return res, err
+	}
+	if err := e.Loaded(); err != nil {
 		res.Err = err
 		return res, err
 	}

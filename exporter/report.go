@@ -8,6 +8,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
+	"github.com/guidepub/guidepub/site"
 )
 
 // GuideResult is the outcome of exporting or removing one bundle.
@@ -43,6 +44,21 @@ type GuideResult struct {
 // FileChange is one public file an export wrote or removed (Path
 // relative to Config.OutDir).
 type FileChange = write.FileChange
+
+// ChangedIDs returns the public ids (view ids and aliases: the public
+// tree's top-level folders, site.PublicIDOf) under which r wrote or
+// removed a file, each once, in the order of r.Changes.
+func (r *GuideResult) ChangedIDs() []string {
+	ids := []string{}
+	seen := map[string]bool{}
+	for _, c := range r.Changes {
+		if id := site.PublicIDOf(c.Path); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // addCounts adds what writing or removing files did to r.
 func (r *GuideResult) addCounts(c write.Counts) {

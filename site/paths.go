@@ -130,6 +130,19 @@ func LanguagePagePaths(id, lang string) [3]string {
 	return [3]string{id + "/" + lang + "/" + PageFile, UnbrandedDir + "/" + id + "/" + lang + "/" + PageFile, EmbedDir + "/" + id + "/" + lang + "/" + PageFile}
 }
 
+// PublicIDOf returns the public id (view id or alias) the public path p
+// (slash-separated) belongs to: its first element, or its second under
+// the page folders (UnbrandedDir, EmbedDir), up to the first dot (ids have
+// none; a compressed sibling's suffix follows one).
+func PublicIDOf(p string) string {
+	first, rest, _ := strings.Cut(p, "/")
+	if (first == UnbrandedDir || first == EmbedDir) && rest != "" {
+		first, _, _ = strings.Cut(rest, "/")
+	}
+	id, _, _ := strings.Cut(first, ".")
+	return id
+}
+
 // PageKindOf returns the kind of the page stored at p (in any language),
 // and false when p is not a page.
 func PageKindOf(p string) (int, bool) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -118,10 +117,6 @@ type watchSetup struct {
 	// Started, when set, is called once the first export is done and the
 	// watcher runs, with that export's report.
 	Started func(*exporter.Report)
-
-	// waitingForRecords, set by tests, is called when the watcher hands
-	// over folder before the exporter has read its records.
-	waitingForRecords func(folder string)
 }
 
 // watchAndExport exports every bundle once, then re-exports bundles as they
@@ -129,12 +124,13 @@ type watchSetup struct {
 // left by the last run go first). It returns nil when ctx ends, or the
 // error that prevented watching.
 //
-// The watcher starts before the exporter reads what it published (its
-// records: every guide's, so the start's cost grows with the corpus): an
-// upload made as the process starts is found and sits out its quiet
-// period meanwhile, and is exported the moment the records are read. The
-// watches of the other folders wait for the records (watch.Config.Hold):
-// adding them beside the records' read slowed that read down.
+// The exporter reads what it published (its records: every guide's, so
+// the start's cost grows with the corpus) in the background
+// (exporter.Start): an upload made as the process starts is found, sits
+// out its quiet period and is published meanwhile, its ids checked
+// through the records' ids index. The watches of the other folders wait
+// for the records (watch.Config.Hold): adding them beside the records'
+// read slowed that read down.
 func watchAndExport(ctx context.Context, s watchSetup) error {
 	// An upload made from here on, before the watcher watches --src, is
 	// found by its stamps and exported first.
@@ -154,14 +150,20 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	// One clock for the exporter, the watcher and the retries: the
 	// exporter's, which its Validate requires.
 	clk := s.Exporter.Clock
-	h := &exportHandler{pipe: pipe, logger: s.Logger, exported: s.Exported, opened: make(chan struct{}), waiting: s.waitingForRecords}
+	ex, err := exporter.Start(s.Exporter)
+	if err != nil {
+		return err
+	}
+	// Whatever ends the watcher, the records' read ends before this does.
+	defer func() { _ = ex.Loaded() }()
+	h := &exportHandler{pipe: pipe, ex: ex, logger: s.Logger, exported: s.Exported}
 	// The watcher starts before the first export so that nothing uploaded
 	// during it is missed, and runs beside it.
 	wcfg := watch.DefaultConfig()
 	wcfg.Dir, wcfg.Handler = s.Exporter.SrcDir, h
 	wcfg.Debounce, wcfg.Poll = s.Debounce, s.Poll
 	wcfg.Jobs, wcfg.Clock, wcfg.Logger, wcfg.Since = s.Exporter.Jobs, clk, s.Logger, since
-	wcfg.Hold = h.opened // the records first, then the watches of every folder
+	wcfg.Hold = ex.Records().Ready() // the records first, then the watches of every folder
 	if err := validConfig(wcfg.Validate()); err != nil {
 		return err
 	}
@@ -176,9 +178,7 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 	// once; the export of the whole tree (the catch-up) runs beside it.
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
-	ex, err := exporter.New(s.Exporter)
-	h.open(ex)
-	if err != nil {
+	if err := ex.Loaded(); err != nil {
 		cancel()
 		<-ran
 		return err
@@ -217,38 +217,9 @@ func watchAndExport(ctx context.Context, s watchSetup) error {
 // what changed.
 type exportHandler struct {
 	pipe     *pipeline.Pipeline
+	ex       *exporter.Exporter
 	logger   *slog.Logger
 	exported func(ids []string)
-
-	// ex is set, and opened closed, once the exporter has read its
-	// records (nil ex: it could not); the handler's calls wait for it.
-	opened  chan struct{}
-	ex      *exporter.Exporter
-	waiting func(folder string) // tests: called when a call must wait for opened
-}
-
-// open hands the handler the exporter its calls wait for (nil: none, the
-// watcher is stopping).
-func (h *exportHandler) open(ex *exporter.Exporter) {
-	h.ex = ex
-	close(h.opened)
-}
-
-// exporter returns the exporter once it has read its records, or an error
-// when it could not.
-func (h *exportHandler) exporter(folder string) (*exporter.Exporter, error) {
-	select {
-	case <-h.opened:
-	default:
-		if h.waiting != nil {
-			h.waiting(folder)
-		}
-		<-h.opened
-	}
-	if h.ex == nil {
-		return nil, errors.New("the exporter could not read its records")
-	}
-	return h.ex, nil
 }
 
 var _ watch.Handler = (*exportHandler)(nil)
@@ -256,12 +227,7 @@ var _ watch.Handler = (*exportHandler)(nil)
 // Changed exports folder. It returns the bundle's *bundle.Error when the
 // bundle is rejected (nothing published changes), or an I/O error.
 func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, error) {
-	ex, err := h.exporter(folder)
-	if err != nil {
-		return time.Time{}, err
-	}
-	before := h.publicIDs(ex, folder)
-	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return ex.ExportBundle(ctx, folder) })
+	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.ExportBundle(ctx, folder) })
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -275,7 +241,7 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted, "quick", res.Quick)
 	}
 	if h.exported != nil {
-		h.exported(append(before, h.publicIDs(ex, folder)...))
+		h.exported(res.ChangedIDs())
 	}
 	return next, nil
 }
@@ -283,31 +249,17 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 // Removed unpublishes what folder published. It returns the exporter's
 // error when a file cannot be deleted.
 func (h *exportHandler) Removed(ctx context.Context, folder string) error {
-	ex, err := h.exporter(folder)
-	if err != nil {
-		return err
-	}
-	before := h.publicIDs(ex, folder)
-	res, _, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return ex.RemoveBundle(ctx, folder) })
+	res, _, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.RemoveBundle(ctx, folder) })
 	if err != nil {
 		return err
 	}
 	if res.Changed {
 		h.logger.Info("guide unpublished", "folder", folder, "guide", res.GuideID, "deleted", res.Deleted)
 		if h.exported != nil {
-			h.exported(before)
+			h.exported(res.ChangedIDs())
 		}
 	}
 	return nil
-}
-
-// publicIDs returns the public top-level folders (view ids and alias) that
-// folder's guide has published, when someone listens for them.
-func (h *exportHandler) publicIDs(ex *exporter.Exporter, folder string) []string {
-	if h.exported == nil {
-		return nil
-	}
-	return ex.PublicIDs(folder)
 }
 
 // short returns the first 12 characters of a revision, for logs.

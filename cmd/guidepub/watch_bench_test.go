@@ -562,7 +562,7 @@ func corpusRoot(b *testing.B, corpus string, existing int) string {
 	syscall.Sync()
 	cold := ""
 	if os.Getenv("GUIDEPUB_BENCH_COLD") != "" {
-		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
+		if err := procstat.DropCaches(); err != nil {
 			b.Fatalf("GUIDEPUB_BENCH_COLD: dropping the page cache: %v", err)
 		}
 		cold = ", page cache dropped"

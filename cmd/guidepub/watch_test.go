@@ -66,9 +66,7 @@ func (tr watchTrees) exporter(t *testing.T) *exporter.Exporter {
 // newExportHandler is the watcher's handler over ex, queueing ready events
 // through ev.
 func newExportHandler(ex *exporter.Exporter, ev *sidecar.Events, logger *slog.Logger) *exportHandler {
-	h := &exportHandler{logger: logger, pipe: pipeline.New(pipeline.Config{Events: eventQueue{ev, logger}, Logger: logger}), opened: make(chan struct{})}
-	h.open(ex)
-	return h
+	return &exportHandler{logger: logger, ex: ex, pipe: pipeline.New(pipeline.Config{Events: eventQueue{ev, logger}, Logger: logger})}
 }
 
 func TestExportHandlerQueuesOncePerRevision(t *testing.T) {
@@ -279,7 +277,7 @@ func TestWatchExpiry(t *testing.T) {
 	clock := clocktest.NewClock(time.Date(2099, 12, 31, 23, 0, 0, 0, time.UTC)) // the view expires at 23:59:59
 	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
 	ecfg.Clock = clock
-	started := goWatch(t, ecfg, nil)
+	started := goWatch(t, ecfg)
 	<-started
 	status := filepath.Join(tr.out, "vSTDENIS-2099", "data", "status")
 	read := func() string { b, _ := os.ReadFile(status); return string(b) }
@@ -393,27 +391,24 @@ func wantOutboxEmpty(t *testing.T, priv string) {
 	}
 }
 
-// TestUploadAtStartWaitsOnlyForRecords: an upload made as the watcher
-// starts is found, and sits out its quiet period, while the exporter is
-// still reading its records (what grows with the corpus), then published.
-// The records' folder is held closed until the watcher has handed the
-// upload over: a watcher that started only once the records were read
-// would never hand it over, and the test would time out.
-func TestUploadAtStartWaitsOnlyForRecords(t *testing.T) {
+// TestUploadAtStartDoesNotWaitForRecords: an upload made as the watcher
+// starts is published while the exporter is still reading its records
+// (what grows with the corpus): its ids are checked through the records'
+// ids index. The records' folder is held closed until the upload's status
+// is ready: a watcher whose exports waited for every record would never
+// publish it, and the test would time out.
+func TestUploadAtStartDoesNotWaitForRecords(t *testing.T) {
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
+	if _, err := tr.exporter(t).ExportAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	staged := filepath.Join(tr.src, "rue-saint-denis.partial")
 	upload(t, tr.src, filepath.Base(staged), sampleBundle(t, "rue-saint-denis", "https://hooks.example.com/ready"))
 	priv := &heldOpen{Fs: afero.NewOsFs(), name: filepath.Join(tr.priv, records.RecordsDir(0, 1)),
 		reached: make(chan struct{}), release: make(chan struct{})}
 	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
 	ecfg.Private = priv
-	handed := make(chan struct{})
-	var once sync.Once
-	started := goWatch(t, ecfg, func(folder string) {
-		if folder == "rue-saint-denis" {
-			once.Do(func() { close(handed) })
-		}
-	})
+	started := goWatch(t, ecfg)
 	select {
 	case <-priv.reached:
 	case <-time.After(20 * time.Second):
@@ -422,38 +417,44 @@ func TestUploadAtStartWaitsOnlyForRecords(t *testing.T) {
 	if err := os.Rename(staged, filepath.Join(tr.src, "rue-saint-denis")); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-handed:
-	case <-time.After(20 * time.Second):
-		close(priv.release)
-		t.Fatal("the upload was not handed over while the records were read")
-	}
-	close(priv.release)
-	<-started
 	status := filepath.Join(tr.out, "vSTDENIS", "data", "status")
-	eventually(t, "the upload's status", func() bool {
+	published := eventuallyOr(20*time.Second, func() bool {
 		b, err := os.ReadFile(status)
 		return err == nil && strings.Contains(string(b), `"ready"`)
 	})
+	close(priv.release)
+	if !published {
+		t.Fatal("the upload was not published while the records were read")
+	}
+	<-started
+}
+
+// eventuallyOr reports whether cond became true within d.
+func eventuallyOr(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 // goWatch runs watchAndExport over ecfg at the default debounce until the
-// test ends (then checks it returned nil), with waiting as its
-// waitingForRecords, and returns what is closed once it has started.
-func goWatch(t *testing.T, ecfg exporter.Config, waiting func(folder string)) <-chan struct{} {
+// test ends (then checks it returned nil), and returns what is closed once
+// it has started.
+func goWatch(t *testing.T, ecfg exporter.Config) <-chan struct{} {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- watchAndExport(ctx, watchSetup{
-			Exporter:          ecfg,
-			Debounce:          watch.DefaultDebounce,
-			Logger:            slog.New(slog.DiscardHandler),
-			Stdout:            io.Discard,
-			Stderr:            io.Discard,
-			Started:           func(*exporter.Report) { close(started) },
-			waitingForRecords: waiting,
+			Exporter: ecfg,
+			Debounce: watch.DefaultDebounce,
+			Logger:   slog.New(slog.DiscardHandler),
+			Stdout:   io.Discard,
+			Stderr:   io.Discard,
+			Started:  func(*exporter.Report) { close(started) },
 		})
 	}()
 	t.Cleanup(func() {

@@ -49,7 +49,8 @@ func (a IDs) Same(b IDs) bool {
 
 // Claim checks that the guide id, view ids and alias of g (in folder)
 // belong to no other guide published in m or claimed, and reserves them.
-// It returns the problems that reject g, and reserves nothing then.
+// It returns the problems that reject g, and reserves nothing then, or
+// the error of records that could not be read (see Records.Wait).
 //
 // The ids of a published guide stay its own until the guide is
 // unpublished (the exporter's RemoveBundle, or its ExportAll finding the
@@ -58,19 +59,26 @@ func (a IDs) Same(b IDs) bool {
 // claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
 // (the exporter unpublishes the old guide right after).
-func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) []bundle.Problem {
+func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) ([]bundle.Problem, error) {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
 		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if mg, ok := m.Summary(g.Guide); ok && mg.Folder != folder && alive(mg.Folder, g.Guide) {
+	mg, ok, err := m.guide(g.Guide)
+	if err != nil {
+		return nil, err
+	}
+	if ok && mg.Folder != folder && alive(mg.Folder, g.Guide) {
 		add("$.guideId", "guide id %q is already published by bundle %q", g.Guide, mg.Folder)
 	} else if owner, ok := c.guides[g.Guide]; ok && owner != folder {
 		add("$.guideId", "guide id %q is already claimed by bundle %q", g.Guide, owner)
 	}
 	for i, id := range g.Public {
-		gid, holder := c.holder(id, folder, g.Guide, m)
+		gid, holder, err := c.holder(id, folder, g.Guide, m)
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case gid == "":
 		case i < g.Views:
@@ -80,27 +88,32 @@ func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) []bundle.P
 		}
 	}
 	if len(problems) > 0 {
-		return problems
+		return problems, nil
 	}
 	c.guides[g.Guide] = folder
 	for _, id := range g.Public {
 		c.public[id] = g.Guide
 	}
-	return nil
+	return nil, nil
 }
 
 // holder returns the guide id and folder holding the public id, or "" when
 // id is free for guide guideID of folder: a claim in flight by another
 // guide, or another guide published in m from another folder, whether or
-// not that folder is still there. One index look-up each.
-func (c *Claims) holder(id, folder, guideID string, m *Records) (string, string) {
+// not that folder is still there. One index look-up each (or, before
+// every record is read, one or two file reads: Records.owner).
+func (c *Claims) holder(id, folder, guideID string, m *Records) (string, string, error) {
 	if gid, ok := c.public[id]; ok && gid != guideID {
-		return gid, c.guides[gid]
+		return gid, c.guides[gid], nil
 	}
-	if gid, mg, ok := m.owner(id); ok && gid != guideID && mg.Folder != folder {
-		return gid, mg.Folder
+	gid, mg, ok, err := m.owner(id)
+	if err != nil {
+		return "", "", err
 	}
-	return "", ""
+	if ok && gid != guideID && mg.Folder != folder {
+		return gid, mg.Folder, nil
+	}
+	return "", "", nil
 }
 
 // Release drops the claims of g. Once none is left, the maps are made

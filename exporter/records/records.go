@@ -203,12 +203,23 @@ type Records struct {
 	t   write.Tree // the private tree
 	dir string     // RecordsDir
 
+	// ready is closed once every record is read (load), with loadErr
+	// set before. Until then, what needs every record waits, and a claim
+	// looks its ids up in the ids index (idindex.go) when it is complete.
+	ready   chan struct{}
+	loadErr error
+
 	mu     sync.Mutex
 	guides map[string]site.ManifestGuide // summaries (summary)
 	owners map[string]string             // public id -> guide id
 	byDir  map[string][]string           // bundle folder -> guide ids, sorted (almost always one)
 	cache  map[string]*record            // a few records read for Lookup
 	heads  map[string]site.ManifestGuide // a few whole entries read or Set
+	// touched are the guides Set or Forgotten while loading: what memory
+	// holds of them is what is on disk, and the load leaves them alone.
+	touched map[string]bool
+	// indexed is true when the ids index was complete at start.
+	indexed bool
 }
 
 // cacheSize bounds the records and entries Records keeps read.
@@ -223,27 +234,91 @@ func summary(mg site.ManifestGuide) site.ManifestGuide {
 }
 
 // OpenRecords reads the records of shard i of n (n <= 1: unsharded) from the
-// private tree privateDir of fsys. A legacy manifest.json (or
+// private tree privateDir of fsys, for a reader (a publisher, a tool). A legacy manifest.json (or
 // manifest-i-of-n.json), the single file earlier versions kept, is
 // converted first: every guide of it becomes a record (public files with
 // no hash yet), then the file is deleted; an interrupted conversion is
 // done again on the next open. It returns an error when a record or the
 // legacy manifest cannot be read or decoded.
 func OpenRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
-	r := newRecords(write.Tree{FS: fsys, Root: privateDir, Perm: 0o600}, RecordsDir(i, n))
-	if err := r.migrate(ManifestName(i, n)); err != nil {
+	r, err := openRecords(fsys, privateDir, i, n)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.load(); err != nil {
+	r.finishLoad(r.load())
+	return r, nil
+}
+
+// StartRecords is OpenRecords for the exporter that writes the records: it
+// returns once a legacy manifest is converted and reads the records in
+// the background (Wait waits for them). Meanwhile a claim is checked
+// through the ids index (idindex.go), when it is complete, and what needs
+// every record waits. A records folder whose ids index is not complete
+// (written by an earlier version) gets it once its records are read,
+// before Wait returns.
+func StartRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
+	r, err := openRecords(fsys, privateDir, i, n)
+	if err != nil {
+		return nil, err
+	}
+	// No records folder yet: no record lists any id, the index is complete.
+	marked := r.indexComplete()
+	_, err = r.t.FS.Stat(r.t.Abs(r.dir))
+	r.indexed = marked || errors.Is(err, fs.ErrNotExist)
+	go func() {
+		err := r.load()
+		if err == nil && !marked {
+			err = r.buildIndex()
+		}
+		r.finishLoad(err)
+	}()
+	return r, nil
+}
+
+// openRecords returns the records of shard i of n, not read yet, once a
+// legacy manifest is converted.
+func openRecords(fsys afero.Fs, privateDir string, i, n int) (*Records, error) {
+	r := newRecords(write.Tree{FS: fsys, Root: privateDir, Perm: 0o600}, RecordsDir(i, n))
+	if err := r.migrate(ManifestName(i, n)); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
+// finishLoad ends the load with its error.
+func (r *Records) finishLoad(err error) {
+	r.mu.Lock()
+	r.loadErr = err
+	r.touched = nil
+	r.mu.Unlock()
+	close(r.ready)
+}
+
+// Wait waits until every record is read and returns the error of the one
+// that could not be, if any.
+func (r *Records) Wait() error {
+	<-r.ready
+	return r.loadErr
+}
+
+// Ready is closed once every record is read.
+func (r *Records) Ready() <-chan struct{} { return r.ready }
+
+// loading reports whether the records are still being read; r.mu is held.
+func (r *Records) loading() bool {
+	select {
+	case <-r.ready:
+		return false
+	default:
+		return true
+	}
+}
+
 // newRecords returns empty records kept in folder dir of t.
 func newRecords(t write.Tree, dir string) *Records {
 	return &Records{t: t, dir: dir, guides: map[string]site.ManifestGuide{}, owners: map[string]string{},
-		byDir: map[string][]string{}, cache: map[string]*record{}, heads: map[string]site.ManifestGuide{}}
+		byDir: map[string][]string{}, cache: map[string]*record{}, heads: map[string]site.ManifestGuide{},
+		ready: make(chan struct{}), touched: map[string]bool{}}
 }
 
 // file returns the private-tree path of the record of guide id.
@@ -277,7 +352,7 @@ func (r *Records) load() error {
 			}
 			continue
 		}
-		if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.HasPrefix(name, ".") {
+		if id, ok := strings.CutSuffix(name, ".json"); ok && !strings.HasPrefix(name, ".") && name != idsMarker {
 			ids = append(ids, id)
 		}
 	}
@@ -291,7 +366,7 @@ func (r *Records) load() error {
 				// heads are never all in memory at once.
 				rec, err := r.readWith(ids[i], decodeSummary)
 				if errs[i] = err; err == nil {
-					r.index(rec.GuideID, rec.entry())
+					r.loaded(rec.GuideID, rec.entry())
 				}
 			}
 		})
@@ -344,6 +419,11 @@ func (r *Records) migrate(legacy string) error {
 	if m.Version != 1 {
 		return fmt.Errorf("exporter: manifest %s: version %d, want 1", r.t.Abs(legacy), m.Version)
 	}
+	// The records it becomes are not in the ids index: it is complete again
+	// once they are read (StartRecords).
+	if err := r.t.FS.Remove(r.t.Abs(r.dir + "/" + idsMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("exporter: convert manifest: %w", err)
+	}
 	for _, id := range slices.Sorted(maps.Keys(m.Guides)) {
 		mg := m.Guides[id]
 		public := make([]PublicFile, len(mg.Files))
@@ -376,8 +456,13 @@ func (r *Records) write(rec *record) error {
 	return nil
 }
 
-// Delete deletes the record file of guide id.
+// Delete deletes the record file of guide id, then the files of the ids
+// index that name it.
 func (r *Records) Delete(id string) error {
+	var ids []string
+	if rec, err := r.read(id, false); err == nil {
+		ids = rec.Ids
+	}
 	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
 		return fmt.Errorf("delete record of %s: %w", id, err)
 	}
@@ -385,13 +470,14 @@ func (r *Records) Delete(id string) error {
 	delete(r.cache, id)
 	delete(r.heads, id)
 	r.mu.Unlock()
-	return nil
+	return r.unlink(id, ids)
 }
 
 // Get returns the entry of guide id, read from its record (or from the
 // few kept since); a guide whose record cannot be read gives its summary
 // (no files). For tests and tools: the exporter reads entries with Entry.
 func (r *Records) Get(id string) (site.ManifestGuide, bool) {
+	<-r.ready
 	r.mu.Lock()
 	sum, ok := r.guides[id]
 	mg, kept := r.heads[id]
@@ -415,18 +501,25 @@ func (r *Records) Get(id string) (site.ManifestGuide, bool) {
 // the error of a record that cannot be read rather than the summary
 // alone, so that no file is taken for up to date, kept or left behind
 // because its list could not be read.
+//
+// Before every record is read, a guide not known yet is looked up in its
+// record file.
 func (r *Records) Entry(id string) (site.ManifestGuide, bool, error) {
 	r.mu.Lock()
 	_, ok := r.guides[id]
+	early := r.unknown(id)
 	mg, kept := r.heads[id]
 	r.mu.Unlock()
-	if !ok {
-		return site.ManifestGuide{}, false, nil
+	if !ok && !early {
+		return site.ManifestGuide{}, false, r.failed()
 	}
 	if kept {
 		return mg, true, nil
 	}
 	rec, err := r.read(id, false)
+	if early && errors.Is(err, fs.ErrNotExist) {
+		return site.ManifestGuide{}, false, nil
+	}
 	if err != nil {
 		return site.ManifestGuide{}, true, fmt.Errorf("record of guide %s: %w", id, err)
 	}
@@ -436,25 +529,92 @@ func (r *Records) Entry(id string) (site.ManifestGuide, bool, error) {
 }
 
 // Summary returns the entry of guide id as kept in memory: without its
-// lists of files and inputs.
+// lists of files and inputs. It waits until every record is read.
 func (r *Records) Summary(id string) (site.ManifestGuide, bool) {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	mg, ok := r.guides[id]
 	return mg, ok
 }
 
-// owner returns the guide id and summary of the guide publishing the
-// public id (a view id or an alias).
-func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	gid, ok := r.owners[publicID]
-	if !ok {
-		return "", site.ManifestGuide{}, false
+// unknown reports whether guide id is not known in memory yet: the
+// records are being read, and it was neither read nor touched. r.mu is
+// held.
+func (r *Records) unknown(id string) bool {
+	_, ok := r.guides[id]
+	return !ok && r.touched != nil && !r.touched[id] && r.loading()
+}
+
+// failed returns the error of a load that ended with one: what memory
+// holds then is not every guide, and a claim or an entry must not rely on
+// it.
+func (r *Records) failed() error {
+	select {
+	case <-r.ready:
+		return r.loadErr
+	default:
+		return nil
 	}
-	mg, ok := r.guides[gid]
-	return gid, mg, ok
+}
+
+// guide returns the summary of guide id, for a claim: from memory, or
+// before every record is read, from its record file.
+func (r *Records) guide(id string) (site.ManifestGuide, bool, error) {
+	r.mu.Lock()
+	mg, ok := r.guides[id]
+	early := r.unknown(id)
+	r.mu.Unlock()
+	if !early {
+		return mg, ok, r.failed()
+	}
+	rec, err := r.readWith(id, decodeSummary)
+	if errors.Is(err, fs.ErrNotExist) {
+		return site.ManifestGuide{}, false, nil
+	}
+	if err != nil {
+		// Not known: the load reports what is wrong with it.
+		if err := r.Wait(); err != nil {
+			return site.ManifestGuide{}, false, err
+		}
+		return r.guide(id)
+	}
+	return rec.entry(), true, nil
+}
+
+// owner returns the guide id and summary of the guide publishing the
+// public id (a view id or an alias), for a claim. Before every record is
+// read, an id not known in memory is looked up in the ids index
+// (idindex.go), and the claim waits for every record when it cannot tell.
+func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool, error) {
+	r.mu.Lock()
+	gid, ok := r.owners[publicID]
+	mg := r.guides[gid]
+	early := !ok && r.touched != nil && r.loading()
+	indexed := r.indexed
+	r.mu.Unlock()
+	if !early {
+		return gid, mg, ok, r.failed()
+	}
+	if indexed {
+		gid, err := r.indexedOwner(publicID)
+		if err == nil && gid == "" {
+			return "", site.ManifestGuide{}, false, nil
+		}
+		if err == nil {
+			mg, ok, err := r.guide(gid)
+			if err != nil {
+				return "", site.ManifestGuide{}, false, err
+			}
+			if ok && slices.Contains(mg.Ids, publicID) {
+				return gid, mg, true, nil
+			}
+		}
+	}
+	if err := r.Wait(); err != nil {
+		return "", site.ManifestGuide{}, false, err
+	}
+	return r.owner(publicID)
 }
 
 // keepHead keeps the whole entry mg of guide id among the few Get returns
@@ -479,6 +639,25 @@ func (r *Records) Set(id string, entry site.ManifestGuide) {
 func (r *Records) index(id string, entry site.ManifestGuide) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.touched != nil {
+		r.touched[id] = true
+	}
+	r.indexLocked(id, entry)
+}
+
+// loaded records the summary of entry, just read by the load, as that of
+// guide id, unless the guide was touched since.
+func (r *Records) loaded(id string, entry site.ManifestGuide) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.touched[id] {
+		r.indexLocked(id, entry)
+	}
+}
+
+// indexLocked records the summary of entry as that of guide id; r.mu is
+// held.
+func (r *Records) indexLocked(id string, entry site.ManifestGuide) {
 	r.unindex(id)
 	delete(r.heads, id)
 	r.guides[id] = summary(entry)
@@ -495,6 +674,9 @@ func (r *Records) index(id string, entry site.ManifestGuide) {
 func (r *Records) Forget(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.touched != nil {
+		r.touched[id] = true
+	}
 	r.unindex(id)
 	delete(r.guides, id)
 	delete(r.heads, id)
@@ -525,6 +707,7 @@ func (r *Records) unindex(id string) {
 // InFolder returns the ids of the guides published from folder, except
 // the guide id except, sorted.
 func (r *Records) InFolder(folder, except string) []string {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []string
@@ -552,6 +735,7 @@ func (r *Records) Snapshot() site.Manifest {
 // Summaries returns a copy of the summaries of every guide's entry (no
 // lists of files or inputs, see Get), by guide id.
 func (r *Records) Summaries() map[string]site.ManifestGuide {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.guides)
@@ -559,6 +743,7 @@ func (r *Records) Summaries() map[string]site.ManifestGuide {
 
 // IDs returns the ids of the guides recorded, sorted.
 func (r *Records) IDs() []string {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Sorted(maps.Keys(r.guides))
@@ -566,6 +751,7 @@ func (r *Records) IDs() []string {
 
 // Len returns how many guides are recorded.
 func (r *Records) Len() int {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.guides)
@@ -595,11 +781,12 @@ func (r *Records) recordOf(id string) (*record, error) {
 
 // Lookup returns the record of the public file at path p (slash-separated,
 // relative to the public tree), read from the record of the guide that
-// published it, found through the public id p belongs to (publicIDOf).
+// published it, found through the public id p belongs to (site.PublicIDOf).
 // ok is false when no guide records p.
 func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
+	<-r.ready
 	r.mu.Lock()
-	gid, found := r.owners[publicIDOf(p)]
+	gid, found := r.owners[site.PublicIDOf(p)]
 	r.mu.Unlock()
 	if !found {
 		return PublicFile{}, false, nil
@@ -617,23 +804,11 @@ func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
 // OwnedByOther reports whether the public path p belongs to a public id
 // that a guide other than id publishes now.
 func (r *Records) OwnedByOther(p, id string) bool {
+	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	gid, ok := r.owners[publicIDOf(p)]
+	gid, ok := r.owners[site.PublicIDOf(p)]
 	return ok && gid != id
-}
-
-// publicIDOf returns the public id (view id or alias) a public path belongs
-// to: its first element, or its second under the page folders (site.
-// UnbrandedDir, site.EmbedDir), up to the first dot (ids have none; a
-// compressed sibling's suffix follows one).
-func publicIDOf(p string) string {
-	first, rest, _ := strings.Cut(p, "/")
-	if (first == site.UnbrandedDir || first == site.EmbedDir) && rest != "" {
-		first, _, _ = strings.Cut(rest, "/")
-	}
-	id, _, _ := strings.Cut(first, ".")
-	return id
 }
 
 // PublicFiles returns every public file recorded, in path order (byte
@@ -734,5 +909,27 @@ func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, dige
 	if err != nil {
 		return err
 	}
-	return r.write(newRecord(id, entry, public))
+	// The ids index names the guide's ids before its record lists them,
+	// and stops naming the ones it dropped after (idindex.go).
+	if err := r.link(id, entry.Ids); err != nil {
+		return err
+	}
+	if err := r.write(newRecord(id, entry, public)); err != nil {
+		return err
+	}
+	if old != nil {
+		return r.unlink(id, dropped(old.Ids, entry.Ids))
+	}
+	return nil
+}
+
+// dropped returns the ids of old that are not in now.
+func dropped(old, now []string) []string {
+	var out []string
+	for _, id := range old {
+		if !slices.Contains(now, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -2,13 +2,13 @@ package records
 
 import (
 	"fmt"
-	"os"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/procstat"
 )
 
 // BenchmarkOpenRecords measures OpenRecords over n records on the real file
@@ -30,7 +30,7 @@ func BenchmarkOpenRecords(b *testing.B) {
 // benchmarkOpenRecords is one run of BenchmarkOpenRecords.
 func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 	if cold {
-		if err := dropCaches(); err != nil {
+		if err := procstat.DropCaches(); err != nil {
 			b.Skipf("cannot drop the page cache: %v", err)
 		}
 	}
@@ -57,7 +57,7 @@ func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 	for b.Loop() {
 		if cold {
 			b.StopTimer()
-			if err := dropCaches(); err != nil {
+			if err := procstat.DropCaches(); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
@@ -69,9 +69,76 @@ func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 	}
 }
 
-// dropCaches writes what is dirty and drops the kernel's clean page,
-// dentry and inode caches (root only).
-func dropCaches() error {
-	syscall.Sync()
-	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0)
+// BenchmarkClaimAtStart measures what an upload made as an exporter starts
+// waits for before its ids are checked: StartRecords over n records of
+// the real sample's size (memoryRecord: two views, an alias, 157 public
+// files) with their ids index, then the claim of a new guide's ids, which
+// the ids index answers (claim-ms), beside the read of every record it
+// had to wait for before the index (all-read-ms, the baseline, measured in
+// the same runs: Wait after the claim). The cold runs drop the page cache
+// first (root only, skipped otherwise).
+func BenchmarkClaimAtStart(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, cold := range []bool{false, true} {
+			b.Run(fmt.Sprintf("guides=%d/cold=%t", n, cold), func(b *testing.B) {
+				benchmarkClaimAtStart(b, n, cold)
+			})
+		}
+	}
+}
+
+// benchmarkClaimAtStart is one run of BenchmarkClaimAtStart.
+func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
+	if cold {
+		if err := procstat.DropCaches(); err != nil {
+			b.Skipf("cannot drop the page cache: %v", err)
+		}
+	}
+	dir := b.TempDir()
+	fsys := afero.NewOsFs()
+	w, err := StartRecords(fsys, dir, 0, 0)
+	if err != nil || w.Wait() != nil {
+		b.Fatal(err, w.Wait())
+	}
+	for i := range n {
+		rec := memoryRecord(i)
+		if err := w.link(rec.GuideID, rec.Ids); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.write(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := IDs{Guide: "gNEW", Public: []string{"vNEW-A", "vNEW-B", "alias-new"}, Views: 2}
+	taken := IDs{Guide: "gNEW2", Public: []string{memoryID(n/2) + "A"}, Views: 1}
+	alive := func(string, string) bool { return true }
+	var claimed, read time.Duration
+	for b.Loop() {
+		if cold {
+			b.StopTimer()
+			if err := procstat.DropCaches(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		t0 := time.Now()
+		r, err := StartRecords(fsys, dir, 0, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := NewClaims()
+		if p, err := c.Claim("guide-new", g, r, alive); err != nil || p != nil {
+			b.Fatalf("claim of free ids: %v, %v", p, err)
+		}
+		if p, err := c.Claim("guide-new-2", taken, r, alive); err != nil || len(p) != 1 {
+			b.Fatalf("claim of a taken view id: %v, %v, want one problem", p, err)
+		}
+		claimed += time.Since(t0)
+		if err := r.Wait(); err != nil || r.Len() != n {
+			b.Fatalf("records: %v, %d read", err, r.Len())
+		}
+		read += time.Since(t0)
+	}
+	b.ReportMetric(float64(claimed.Milliseconds())/float64(b.N), "claim-ms")
+	b.ReportMetric(float64(read.Milliseconds())/float64(b.N), "all-read-ms")
 }

@@ -17,7 +17,20 @@ import (
 
 // memRecords returns empty records in a memory file system.
 func memRecords() *Records {
-	return newRecords(write.Tree{FS: afero.NewMemMapFs(), Root: "/private", Perm: 0o600}, RecordsDir(0, 0))
+	r := newRecords(write.Tree{FS: afero.NewMemMapFs(), Root: "/private", Perm: 0o600}, RecordsDir(0, 0))
+	r.finishLoad(nil)
+	return r
+}
+
+// claim is c.Claim for a test: an error (records that could not be read)
+// fails it.
+func claim(t *testing.T, c *Claims, folder string, g IDs, m *Records, alive Alive) []bundle.Problem {
+	t.Helper()
+	problems, err := c.Claim(folder, g, m, alive)
+	if err != nil {
+		t.Fatalf("claim %s: %v", folder, err)
+	}
+	return problems
 }
 
 // TestRecordsRoundTrip checks that records written one guide at a time are
@@ -58,8 +71,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if len(got) != 2 || got["a"].Revision != "r2" || !got["b"].NextChange.Equal(next) || !slices.Equal(got["a"].Files, a.Files) {
 		t.Errorf("read back %+v", got)
 	}
-	if gid, _, ok := back.owner("alias"); !ok || gid != "b" {
-		t.Errorf("owner(alias) = %q, %v", gid, ok)
+	if gid, _, ok, err := back.owner("alias"); !ok || gid != "b" || err != nil {
+		t.Errorf("owner(alias) = %q, %v, %v", gid, ok, err)
 	}
 	f, ok, err := back.Lookup("v1/data/status.br")
 	if err != nil || !ok || f != pubA[1] {
@@ -167,11 +180,11 @@ func TestClaims(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewClaims()
 			for _, b := range tc.before {
-				if p := c.Claim("f-"+b.GuideID, IDsOf(b), published, tc.alive); p != nil {
+				if p := claim(t, c, "f-"+b.GuideID, IDsOf(b), published, tc.alive); p != nil {
 					t.Fatalf("setup claim: %v", p)
 				}
 			}
-			problems := c.Claim(tc.folder, IDsOf(tc.g), published, tc.alive)
+			problems := claim(t, c, tc.folder, IDsOf(tc.g), published, tc.alive)
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.Path)
@@ -190,7 +203,7 @@ func TestClaims(t *testing.T) {
 				t.Fatal("accepted but not claimed")
 			}
 			c.Release(IDsOf(tc.g))
-			if again := c.Claim("elsewhere", IDsOf(guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID)), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
+			if again := claim(t, c, "elsewhere", IDsOf(guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID)), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
 				t.Errorf("ids still claimed after release: %v", again)
 			}
 		})
@@ -204,15 +217,15 @@ func TestClaimsReleaseKeepsOthers(t *testing.T) {
 	m := memRecords()
 	a, b := guide("a", "", "va"), guide("b", "", "vb")
 	for _, g := range []*bundle.Guide{a, b} {
-		if p := c.Claim("f"+g.GuideID, IDsOf(g), m, nil); p != nil {
+		if p := claim(t, c, "f"+g.GuideID, IDsOf(g), m, nil); p != nil {
 			t.Fatal(p)
 		}
 	}
 	c.Release(IDsOf(a))
-	if p := c.Claim("fx", IDsOf(guide("x", "", "vb")), m, nil); len(p) != 1 {
+	if p := claim(t, c, "fx", IDsOf(guide("x", "", "vb")), m, nil); len(p) != 1 {
 		t.Errorf("view id of a guide still claimed: problems %v, want one", p)
 	}
-	if p := c.Claim("fy", IDsOf(guide("y", "", "va")), m, nil); p != nil {
+	if p := claim(t, c, "fy", IDsOf(guide("y", "", "va")), m, nil); p != nil {
 		t.Errorf("released view id: %v", p)
 	}
 }

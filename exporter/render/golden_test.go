@@ -71,7 +71,12 @@ func TestGoldenPlans(t *testing.T) {
 		// the revision the files make) and the exporter's own record of it
 		// (by the records stage, in its folder "exported").
 		listing = append(listing, "private/"+site.RecordPath(b.Guide.GuideID), "private/exported/"+b.Guide.GuideID+".json")
+		// And before it, the records' ids index: a file per public id.
+		for _, id := range PublicIDs(&b.Guide) {
+			listing = append(listing, "private/exported/ids/"+id)
+		}
 	}
+	listing = append(listing, "private/exported/ids.index.json") // the index's marker
 	// files.txt lists the public tree, then the private one, each in name
 	// order.
 	slices.SortFunc(listing, func(a, b string) int {

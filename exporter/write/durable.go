@@ -105,6 +105,9 @@ func (t Tree) syncFolders(paths []string) error {
 	return errors.Join(errs...)
 }
 
+// SyncDir flushes the folder p of the tree (see syncDir).
+func (t Tree) SyncDir(p string) error { return syncDir(t.FS, t.Abs(p)) }
+
 // WriteSynced is Write followed by a flush of p's folder: for a guide's
 // record, which names what is published.
 func (t Tree) WriteSynced(p string, data []byte) error {
