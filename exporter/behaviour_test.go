@@ -928,3 +928,79 @@ func TestGuideIDReplacedInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestGuideIDReplacedBeforeRecordsAreRead: an upload made as the exporter
+// starts (Start) is published while its records are still read (their
+// folder held closed), the guide its folder published before under
+// another guide id is left as it is, and ExportAll, once they are read,
+// unpublishes it without touching what the new guide took over.
+func TestGuideIDReplacedBeforeRecordsAreRead(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	ev.exportAll()
+	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301EARLY" })
+	held := &heldRecordsFs{Fs: ev.cfg.Private, name: filepath.Join(ev.privDir, records.RecordsDir(0, 0)),
+		reached: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(held.release) })
+	t.Cleanup(release)
+	cfg := ev.cfg
+	cfg.Private = held
+	e, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-held.reached
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.ExportBundle(context.Background(), kingFolder)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ExportBundle: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("ExportBundle waited for every record")
+	}
+	if _, err := ev.out.Stat(filepath.Join(ev.privDir, records.RecordsDir(0, 0), kingGuide+".json")); err != nil {
+		t.Errorf("the old guide's record is gone before the records are read: %v", err)
+	}
+	release()
+	if _, err := e.ExportAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := e.Manifest()
+	if _, ok := m.Guides[kingGuide]; ok {
+		t.Error("the old guide is still recorded after ExportAll")
+	}
+	mg := m.Guides["gKT301EARLY"]
+	if len(mg.Files) == 0 {
+		t.Fatal("the new guide is not recorded")
+	}
+	for _, p := range mg.Files {
+		if _, err := ev.out.Stat(filepath.Join(ev.outDir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("file of the new guide missing: %v", err)
+		}
+	}
+}
+
+// heldRecordsFs is a file system whose first Open of the folder name (the
+// records' load) closes reached and waits until release is closed.
+type heldRecordsFs struct {
+	afero.Fs
+	name             string
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldRecordsFs) Open(name string) (afero.File, error) {
+	if name == h.name {
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			close(h.reached)
+			<-h.release
+		}
+	}
+	return h.Fs.Open(name)
+}

@@ -77,8 +77,11 @@ func New(cfg Config) (*Exporter, error) {
 // background, and Loaded waits for them. Meanwhile ExportBundle can
 // publish a guide whose ids the records' ids index shows free (see
 // records.StartRecords), and what needs every record (ExportAll,
-// RemoveBundle, Manifest, a folder's earlier guides) waits for them: what
-// a start costs as the corpus grows does not delay an upload made then.
+// RemoveBundle, Manifest) waits for them: what a start costs as the
+// corpus grows does not delay an upload made then. A guide its folder
+// published before under another guide id is left to ExportAll, which
+// unpublishes it: the caller runs it once the records are read (watch's
+// catch-up does).
 func Start(cfg Config) (*Exporter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
@@ -120,6 +123,16 @@ func Start(cfg Config) (*Exporter, error) {
 // Loaded waits until the exporter has read its records and returns the
 // error of one that could not be read or decoded, if any.
 func (e *Exporter) Loaded() error { return e.records.Wait() }
+
+// recordsRead reports whether the exporter has read its records.
+func (e *Exporter) recordsRead() bool {
+	select {
+	case <-e.records.Ready():
+		return true
+	default:
+		return false
+	}
+}
 
 // Manifest returns a copy of what the exporter has published: every
 // guide's entry, without the hashes of its files (see Exporter.Records).

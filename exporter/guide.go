@@ -118,8 +118,7 @@ func (e *Exporter) aliveOnDisk(folder, guideID string) bool {
 // publishClaimed publishes b, whose ids are claimed, and records it (its
 // record file, then in memory), with quick siblings when quick (see
 // publish). A guide the folder published before under another guide id
-// is removed afterwards: what needs every record comes after the
-// guide's status is out.
+// is removed afterwards, once the exporter's records are read.
 func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick bool) GuideResult {
 	g := &b.Guide
 	old, hadOld, err := e.entry(g.GuideID)
@@ -141,8 +140,12 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick b
 		return res
 	}
 	e.published(g, &entry)
-	// Asked after the guide is published: before the exporter's records
-	// are all read (Start), it waits for them.
+	if !e.recordsRead() {
+		// Which guides the folder published before needs every record:
+		// ExportAll, which runs once they are read (Start), unpublishes
+		// those it no longer holds.
+		return res
+	}
 	for _, id := range e.publishedIn(b.Folder, g.GuideID) {
 		r, err := e.unpublish(id)
 		res.Deleted += r.Deleted

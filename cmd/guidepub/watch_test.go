@@ -466,8 +466,8 @@ func goWatch(t *testing.T, ecfg exporter.Config) <-chan struct{} {
 	return started
 }
 
-// heldOpen is a file system whose Open of name waits for release, once
-// reached is closed.
+// heldOpen is a file system whose first Open of name (the records'
+// load) closes reached and waits until release is closed.
 type heldOpen struct {
 	afero.Fs
 	name             string
@@ -477,8 +477,12 @@ type heldOpen struct {
 
 func (h *heldOpen) Open(name string) (afero.File, error) {
 	if name == h.name {
-		h.once.Do(func() { close(h.reached) })
-		<-h.release
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			close(h.reached)
+			<-h.release
+		}
 	}
 	return h.Fs.Open(name)
 }

@@ -14,17 +14,22 @@ import (
 	"github.com/guidepub/guidepub/site"
 )
 
-// heldDir is a file system whose Open of the folder name waits until
-// release is closed: the records' load, held.
+// heldDir is a file system whose first Open of the folder name (the
+// records' load) waits until release is closed.
 type heldDir struct {
 	afero.Fs
 	name    string
 	release chan struct{}
+	once    sync.Once
 }
 
 func (h *heldDir) Open(name string) (afero.File, error) {
 	if name == h.name {
-		<-h.release
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			<-h.release
+		}
 	}
 	return h.Fs.Open(name)
 }
@@ -295,16 +300,20 @@ func TestIndexBuiltOnceForEarlierRecords(t *testing.T) {
 
 // TestLoadLeavesWhatChangedMeanwhile: a guide published or removed while
 // the records are read keeps the state it was given, whatever the load
-// read of it.
+// read of it, and a guide that took over the ids of its folder's previous
+// guide keeps them (that guide's record still lists them until it is
+// unpublished).
 func TestLoadLeavesWhatChangedMeanwhile(t *testing.T) {
 	fsys := afero.NewMemMapFs()
 	publishedRecords(t, fsys, map[string]site.ManifestGuide{
 		"a": {Folder: "fa", Revision: "r1", Ids: []string{"va"}},
 		"b": {Folder: "fb", Revision: "r1", Ids: []string{"vb"}},
+		"c": {Folder: "fc", Revision: "r1", Ids: []string{"vc"}},
 	})
 	r, release := heldRecords(t, fsys)
 	r.Set("a", site.ManifestGuide{Folder: "fa", Revision: "r2", Ids: []string{"va2"}})
 	r.Forget("b") // its record file stays: the load reads it
+	r.Set("n", site.ManifestGuide{Folder: "fc", Revision: "r1", Ids: []string{"vc"}})
 	release()
 	if err := r.Wait(); err != nil {
 		t.Fatal(err)
@@ -317,5 +326,28 @@ func TestLoadLeavesWhatChangedMeanwhile(t *testing.T) {
 	}
 	if gid, _, ok, _ := r.owner("va"); ok {
 		t.Errorf("va still held by %q", gid)
+	}
+	if gid, _, _, _ := r.owner("vc"); gid != "n" {
+		t.Errorf("vc held by %q, want n, which took it over", gid)
+	}
+}
+
+// TestOwnedByOtherAfterAKilledHandover: a guide that took over the ids of
+// its folder's previous guide, killed before that guide was unpublished,
+// leaves two records listing the same ids; whichever the load read last,
+// the previous guide's removal must keep the files under them.
+func TestOwnedByOtherAfterAKilledHandover(t *testing.T) {
+	for _, order := range [][]string{{"old", "new"}, {"new", "old"}} {
+		r := memRecords()
+		for _, id := range order {
+			r.loaded(id, site.ManifestGuide{Folder: "f", Ids: []string{"v", "alias"}})
+		}
+		r.loaded("other", site.ManifestGuide{Folder: "g", Ids: []string{"w"}})
+		if !r.OwnedByOther("v/data/status", "old") || !r.OwnedByOther("alias/index.html", "old") {
+			t.Errorf("read in order %v: the new guide's files are not kept", order)
+		}
+		if r.OwnedByOther("w/data/status", "other") {
+			t.Errorf("read in order %v: a guide's own file is taken for another's", order)
+		}
 	}
 }

@@ -642,27 +642,32 @@ func (r *Records) index(id string, entry site.ManifestGuide) {
 	if r.touched != nil {
 		r.touched[id] = true
 	}
-	r.indexLocked(id, entry)
+	r.indexLocked(id, entry, true)
 }
 
 // loaded records the summary of entry, just read by the load, as that of
-// guide id, unless the guide was touched since.
+// guide id, unless the guide was touched since; the ids of a guide
+// touched since stay its own (its folder's previous guide, whose record
+// still lists them until it is unpublished, does not take them back).
 func (r *Records) loaded(id string, entry site.ManifestGuide) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.touched[id] {
-		r.indexLocked(id, entry)
+		r.indexLocked(id, entry, false)
 	}
 }
 
-// indexLocked records the summary of entry as that of guide id; r.mu is
-// held.
-func (r *Records) indexLocked(id string, entry site.ManifestGuide) {
+// indexLocked records the summary of entry as that of guide id, taking
+// over ids another guide holds unless that guide was touched while
+// loading and takeTouched is false; r.mu is held.
+func (r *Records) indexLocked(id string, entry site.ManifestGuide, takeTouched bool) {
 	r.unindex(id)
 	delete(r.heads, id)
 	r.guides[id] = summary(entry)
 	for _, pid := range entry.Ids {
-		r.owners[pid] = id
+		if cur, held := r.owners[pid]; takeTouched || !held || !r.touched[cur] {
+			r.owners[pid] = id
+		}
 	}
 	ids := r.byDir[entry.Folder]
 	if i, found := slices.BinarySearch(ids, id); !found {
@@ -802,13 +807,24 @@ func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
 }
 
 // OwnedByOther reports whether the public path p belongs to a public id
-// that a guide other than id publishes now.
+// that a guide other than id publishes now: the one the index gives, or
+// another guide of id's folder that lists it (the folder's guide that
+// took it over, whichever of the two records was read last after a kill
+// between its export and id's removal).
 func (r *Records) OwnedByOther(p, id string) bool {
 	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	gid, ok := r.owners[site.PublicIDOf(p)]
-	return ok && gid != id
+	pid := site.PublicIDOf(p)
+	if gid, ok := r.owners[pid]; ok && gid != id {
+		return true
+	}
+	for _, other := range r.byDir[r.guides[id].Folder] {
+		if other != id && slices.Contains(r.guides[other].Ids, pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // PublicFiles returns every public file recorded, in path order (byte
