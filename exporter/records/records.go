@@ -198,7 +198,11 @@ func decodeRecord(data []byte, full bool) (*record, error) {
 // lists of files (Get) and the hashes and stamps of its public files
 // (PublicFiles, Lookup) are read from its record when asked for, keeping
 // those of a few guides: memory grows by a summary per guide, whatever
-// the number of files. Methods are safe for concurrent use.
+// the number of files. Records an exporter opens (StartRecords) are read
+// in the background: until then, the methods that need every guide wait
+// (Wait), and those a claim and an export use (Entry, Save, Set) work
+// from the guide's own record and the ids index. Methods are safe for
+// concurrent use.
 type Records struct {
 	t   write.Tree // the private tree
 	dir string     // RecordsDir
@@ -234,9 +238,9 @@ func summary(mg site.ManifestGuide) site.ManifestGuide {
 }
 
 // OpenRecords reads the records of shard i of n (n <= 1: unsharded) from the
-// private tree privateDir of fsys, for a reader (a publisher, a tool). A legacy manifest.json (or
-// manifest-i-of-n.json), the single file earlier versions kept, is
-// converted first: every guide of it becomes a record (public files with
+// private tree privateDir of fsys, for a reader (a publisher, a tool). A
+// legacy manifest.json (or manifest-i-of-n.json), the single file earlier
+// versions kept, is converted first: every guide of it becomes a record (public files with
 // no hash yet), then the file is deleted; an interrupted conversion is
 // done again on the next open. It returns an error when a record or the
 // legacy manifest cannot be read or decoded.
@@ -459,9 +463,13 @@ func (r *Records) write(rec *record) error {
 // Delete deletes the record file of guide id, then the files of the ids
 // index that name it.
 func (r *Records) Delete(id string) error {
-	var ids []string
-	if rec, err := r.read(id, false); err == nil {
-		ids = rec.Ids
+	r.mu.Lock()
+	ids := r.guides[id].Ids
+	r.mu.Unlock()
+	if ids == nil {
+		if rec, err := r.read(id, false); err == nil {
+			ids = rec.Ids
+		}
 	}
 	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
 		return fmt.Errorf("delete record of %s: %w", id, err)
@@ -558,8 +566,9 @@ func (r *Records) failed() error {
 	}
 }
 
-// guide returns the summary of guide id, for a claim: from memory, or
-// before every record is read, from its record file.
+// guide returns the summary of guide id (its entry without lists of
+// files), for a claim: from memory, or before every record is read, from
+// its record file.
 func (r *Records) guide(id string) (site.ManifestGuide, bool, error) {
 	r.mu.Lock()
 	mg, ok := r.guides[id]
