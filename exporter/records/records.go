@@ -77,17 +77,26 @@ type record struct {
 	Public []PublicFile // sorted by path: Files with their sums
 }
 
-// recordHead is the first line of a record file.
+// recordHead is the first line of a record file: the guide's summary,
+// then its lists of files and inputs.
 type recordHead struct {
+	recordSummary
+	Files   []string `json:"files"` // public files, sorted
+	Private []string `json:"private"`
+	Inputs  []string `json:"inputs,omitempty"`
+}
+
+// recordSummary is a record's head without its lists of files and inputs:
+// what Records keeps in memory of every guide (see summary). Decoding a
+// head into it (decodeSummary) skips those lists without making their
+// strings, most of the work of reading every record at start.
+type recordSummary struct {
 	Version    int        `json:"version"`
 	GuideID    string     `json:"guideId"`
 	Folder     string     `json:"folder"`
 	Revision   string     `json:"revision"`
 	Ids        []string   `json:"ids"`
-	Files      []string   `json:"files"` // public files, sorted
-	Private    []string   `json:"private"`
 	Source     string     `json:"source,omitempty"`
-	Inputs     []string   `json:"inputs,omitempty"`
 	NextChange *time.Time `json:"nextChange,omitempty"`
 	Views      int        `json:"views,omitempty"`
 	Ready      bool       `json:"ready,omitempty"`
@@ -112,9 +121,9 @@ func (h *recordHead) entry() site.ManifestGuide {
 // newRecord returns the record of guide id with entry mg, whose public
 // files are described by public (same paths, same order).
 func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
-	return &record{recordHead: recordHead{Version: recordVersion, GuideID: id, Folder: mg.Folder, Revision: mg.Revision,
-		Ids: mg.Ids, Files: mg.Files, Private: mg.Private, Source: mg.Source, Inputs: mg.Inputs, NextChange: mg.NextChange,
-		Views: mg.Views, Ready: mg.Ready, Quick: mg.Quick}, Public: public}
+	return &record{recordHead: recordHead{recordSummary: recordSummary{Version: recordVersion, GuideID: id, Folder: mg.Folder,
+		Revision: mg.Revision, Ids: mg.Ids, Source: mg.Source, NextChange: mg.NextChange, Views: mg.Views, Ready: mg.Ready,
+		Quick: mg.Quick}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Public: public}
 }
 
 // encode returns the two lines of the record's file.
@@ -134,32 +143,15 @@ func (rec *record) encode() ([]byte, error) {
 	return append(head, tail...), nil
 }
 
-// summaryHead is what a summary keeps of a record's head (see summary):
-// decoding a head into it skips the lists of files and inputs without
-// making their strings, most of the work of reading every record at start.
-type summaryHead struct {
-	Version    int        `json:"version"`
-	GuideID    string     `json:"guideId"`
-	Folder     string     `json:"folder"`
-	Revision   string     `json:"revision"`
-	Ids        []string   `json:"ids"`
-	Source     string     `json:"source,omitempty"`
-	NextChange *time.Time `json:"nextChange,omitempty"`
-	Views      int        `json:"views,omitempty"`
-	Ready      bool       `json:"ready,omitempty"`
-	Quick      []string   `json:"quick,omitempty"`
-}
-
 // decodeSummary decodes the summary of the record file data: its head
 // without the lists of files and inputs.
 func decodeSummary(data []byte) (*record, error) {
 	head, _, _ := bytes.Cut(data, []byte("\n"))
-	var h summaryHead
-	if err := json.Unmarshal(head, &h); err != nil {
+	var rec record
+	if err := json.Unmarshal(head, &rec.recordSummary); err != nil {
 		return nil, err
 	}
-	return &record{recordHead: recordHead{Version: h.Version, GuideID: h.GuideID, Folder: h.Folder, Revision: h.Revision,
-		Ids: h.Ids, Source: h.Source, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick}}, nil
+	return &rec, nil
 }
 
 // decodeRecord decodes the file data of a record; with full false, the head
