@@ -139,6 +139,6 @@ func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
 		}
 		read += time.Since(t0)
 	}
-	b.ReportMetric(float64(claimed.Milliseconds())/float64(b.N), "claim-ms")
-	b.ReportMetric(float64(read.Milliseconds())/float64(b.N), "all-read-ms")
+	b.ReportMetric(float64(claimed.Microseconds())/1000/float64(b.N), "claim-ms")
+	b.ReportMetric(float64(read.Microseconds())/1000/float64(b.N), "all-read-ms")
 }
