@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -1003,4 +1004,72 @@ func (h *heldRecordsFs) Open(name string) (afero.File, error) {
 		}
 	}
 	return h.Fs.Open(name)
+}
+
+// TestRacingClaimsBeforeRecordsAreRead: bundles uploaded at once, while the
+// records are still read, all claiming the same view id and alias (each
+// with its own guide id): exactly one is published, the others are
+// rejected, and the ids stay with the one published once the records are
+// read.
+func TestRacingClaimsBeforeRecordsAreRead(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	fixtures := len(ev.exportAll().Guides)
+	const racers = 8
+	for i := range racers {
+		suffix := fmt.Sprintf("race%d", i)
+		ev.copyBundle(kingFolder, "racer-"+suffix, func(g map[string]any) {
+			otherIDs("shared")(g)
+			g["guideId"] = "g" + suffix
+		})
+	}
+	held := &heldRecordsFs{Fs: ev.cfg.Private, name: filepath.Join(ev.privDir, records.RecordsDir(0, 0)),
+		reached: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(held.release) })
+	t.Cleanup(release)
+	cfg := ev.cfg
+	cfg.Private = held
+	e, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-held.reached
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range racers {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = e.ExportBundle(context.Background(), fmt.Sprintf("racer-race%d", i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		var be *bundle.Error
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("racers %d and %d both published the shared ids", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.As(err, &be):
+			t.Errorf("racer %d: %v, want a rejection", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer was published")
+	}
+	release()
+	if err := e.Loaded(); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("grace%d", winner)
+	for _, id := range []string{"vshared-a", "alias-shared"} {
+		if gid := e.Manifest().Guides[want]; !slices.Contains(gid.Ids, id) {
+			t.Errorf("%s: not the winner's (%s) once the records are read", id, want)
+		}
+	}
+	if n := len(e.Manifest().Guides); n != fixtures+1 {
+		t.Errorf("%d guides recorded, want the %d fixtures and the winner", n, fixtures)
+	}
 }
