@@ -142,19 +142,6 @@ func (e *Exporter) Manifest() site.Manifest { return e.records.Snapshot() }
 // and stamp of every public file (records.Records.PublicFiles, records.Records.Lookup).
 func (e *Exporter) Records() *records.Records { return e.records }
 
-// PublicIDs returns the public top-level folders (view ids and aliases) of
-// the guides published from folder: one index look-up, whatever the
-// number of guides.
-func (e *Exporter) PublicIDs(folder string) []string {
-	ids := []string{}
-	for _, id := range e.publishedIn(folder, "") {
-		if mg, ok := e.records.Summary(id); ok {
-			ids = append(ids, mg.Ids...)
-		}
-	}
-	return ids
-}
-
 // entry returns the manifest entry of guide id.
 func (e *Exporter) entry(id string) (site.ManifestGuide, bool, error) { return e.records.Entry(id) }
 
