@@ -7,6 +7,9 @@
 // plan is written (package write), Records.Save writes its record: its
 // manifest entry with the hash and stamp of each public file, one small
 // file per guide in the private tree (RecordsDir), which a new exporter
-// reads back at start (OpenRecords) and a publisher consults
-// (Records.Lookup, Records.PublicFiles).
+// reads back in the background at start (StartRecords; OpenRecords for
+// a reader) and a publisher consults (Records.Lookup,
+// Records.PublicFiles). Beside them, the ids index (idindex.go) names the
+// guide holding each view id and alias, so that a claim made before every
+// record is read is checked in a few file reads.
 package records
