@@ -90,18 +90,15 @@ func (r *Records) link(id string, pids []string) error {
 }
 
 // unlink deletes the index files of the public ids pids that still name
-// guide id: after its record stopped listing them.
-func (r *Records) unlink(id string, pids []string) error {
-	var errs []error
+// guide id: after its record stopped listing them. It does its best: a
+// file it cannot delete is a stale one, which costs a claim a wait, and
+// the record's change it follows is done.
+func (r *Records) unlink(id string, pids []string) {
 	for _, pid := range pids {
-		if gid, err := r.indexedOwner(pid); err != nil || gid != id {
-			continue
-		}
-		if err := r.t.FS.Remove(r.t.Abs(r.idFile(pid))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("unindex %s of %s: %w", pid, id, err))
+		if gid, err := r.indexedOwner(pid); err == nil && gid == id {
+			_ = r.t.FS.Remove(r.t.Abs(r.idFile(pid)))
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // writeIndexFile writes the index file of pid naming guide id. With

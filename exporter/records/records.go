@@ -470,7 +470,8 @@ func (r *Records) Delete(id string) error {
 	delete(r.cache, id)
 	delete(r.heads, id)
 	r.mu.Unlock()
-	return r.unlink(id, ids)
+	r.unlink(id, ids)
+	return nil
 }
 
 // Get returns the entry of guide id, read from its record (or from the
@@ -935,7 +936,7 @@ func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, dige
 		return err
 	}
 	if old != nil {
-		return r.unlink(id, dropped(old.Ids, entry.Ids))
+		r.unlink(id, dropped(old.Ids, entry.Ids))
 	}
 	return nil
 }
