@@ -22,6 +22,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/media/mediatest"
 	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/records/recordstest"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
@@ -939,17 +940,7 @@ func TestGuideIDReplacedBeforeRecordsAreRead(t *testing.T) {
 	ev := newEnv(t, fsKinds[0])
 	ev.exportAll()
 	ev.editGuide(kingFolder, func(g map[string]any) { g["guideId"] = "gKT301EARLY" })
-	held := &heldRecordsFs{Fs: ev.cfg.Private, name: filepath.Join(ev.privDir, records.RecordsDir(0, 0)),
-		reached: make(chan struct{}), release: make(chan struct{})}
-	release := sync.OnceFunc(func() { close(held.release) })
-	t.Cleanup(release)
-	cfg := ev.cfg
-	cfg.Private = held
-	e, err := Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-held.reached
+	e, release := ev.startHeld()
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.ExportBundle(context.Background(), kingFolder)
@@ -985,25 +976,21 @@ func TestGuideIDReplacedBeforeRecordsAreRead(t *testing.T) {
 	}
 }
 
-// heldRecordsFs is a file system whose first Open of the folder name (the
-// records' load) closes reached and waits until release is closed.
-type heldRecordsFs struct {
-	afero.Fs
-	name             string
-	reached, release chan struct{}
-	once             sync.Once
-}
-
-func (h *heldRecordsFs) Open(name string) (afero.File, error) {
-	if name == h.name {
-		first := false
-		h.once.Do(func() { first = true })
-		if first {
-			close(h.reached)
-			<-h.release
-		}
+// startHeld starts an Exporter over the environment (Start) whose read
+// of its records is held until release is called or the test ends, and
+// returns once that read has begun.
+func (ev *env) startHeld() (e *Exporter, release func()) {
+	ev.t.Helper()
+	held := recordstest.Hold(ev.cfg.Private, filepath.Join(ev.privDir, records.RecordsDir(0, 0)))
+	ev.t.Cleanup(held.Release)
+	cfg := ev.cfg
+	cfg.Private = held
+	e, err := Start(cfg)
+	if err != nil {
+		ev.t.Fatal(err)
 	}
-	return h.Fs.Open(name)
+	<-held.Reached()
+	return e, held.Release
 }
 
 // TestRacingClaimsBeforeRecordsAreRead: bundles uploaded at once, while the
@@ -1022,17 +1009,7 @@ func TestRacingClaimsBeforeRecordsAreRead(t *testing.T) {
 			g["guideId"] = "g" + suffix
 		})
 	}
-	held := &heldRecordsFs{Fs: ev.cfg.Private, name: filepath.Join(ev.privDir, records.RecordsDir(0, 0)),
-		reached: make(chan struct{}), release: make(chan struct{})}
-	release := sync.OnceFunc(func() { close(held.release) })
-	t.Cleanup(release)
-	cfg := ev.cfg
-	cfg.Private = held
-	e, err := Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-held.reached
+	e, release := ev.startHeld()
 	errs := make([]error, racers)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

@@ -124,16 +124,6 @@ func Start(cfg Config) (*Exporter, error) {
 // error of one that could not be read or decoded, if any.
 func (e *Exporter) Loaded() error { return e.records.Wait() }
 
-// recordsRead reports whether the exporter has read its records.
-func (e *Exporter) recordsRead() bool {
-	select {
-	case <-e.records.Ready():
-		return true
-	default:
-		return false
-	}
-}
-
 // Manifest returns a copy of what the exporter has published: every
 // guide's entry, without the hashes of its files (see Exporter.Records).
 func (e *Exporter) Manifest() site.Manifest { return e.records.Snapshot() }

@@ -140,7 +140,7 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick b
 		return res
 	}
 	e.published(g, &entry)
-	if !e.recordsRead() {
+	if !e.records.Loaded() {
 		// Which guides the folder published before needs every record:
 		// ExportAll, which runs once they are read (Start), unpublishes
 		// those it no longer holds.

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/records/recordstest"
 	"github.com/guidepub/guidepub/exporter/watch"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
@@ -404,13 +404,13 @@ func TestUploadAtStartDoesNotWaitForRecords(t *testing.T) {
 	}
 	staged := filepath.Join(tr.src, "rue-saint-denis.partial")
 	upload(t, tr.src, filepath.Base(staged), sampleBundle(t, "rue-saint-denis", "https://hooks.example.com/ready"))
-	priv := &heldOpen{Fs: afero.NewOsFs(), name: filepath.Join(tr.priv, records.RecordsDir(0, 1)),
-		reached: make(chan struct{}), release: make(chan struct{})}
+	priv := recordstest.Hold(afero.NewOsFs(), filepath.Join(tr.priv, records.RecordsDir(0, 1)))
+	t.Cleanup(priv.Release)
 	ecfg := exporterConfig(tr.src, tr.out, tr.priv)
 	ecfg.Private = priv
 	started := goWatch(t, ecfg)
 	select {
-	case <-priv.reached:
+	case <-priv.Reached():
 	case <-time.After(20 * time.Second):
 		t.Fatal("the exporter never read its records")
 	}
@@ -422,7 +422,7 @@ func TestUploadAtStartDoesNotWaitForRecords(t *testing.T) {
 		b, err := os.ReadFile(status)
 		return err == nil && strings.Contains(string(b), `"ready"`)
 	})
-	close(priv.release)
+	priv.Release()
 	if !published {
 		t.Fatal("the upload was not published while the records were read")
 	}
@@ -464,25 +464,4 @@ func goWatch(t *testing.T, ecfg exporter.Config) <-chan struct{} {
 		}
 	})
 	return started
-}
-
-// heldOpen is a file system whose first Open of name (the records'
-// load) closes reached and waits until release is closed.
-type heldOpen struct {
-	afero.Fs
-	name             string
-	reached, release chan struct{}
-	once             sync.Once
-}
-
-func (h *heldOpen) Open(name string) (afero.File, error) {
-	if name == h.name {
-		first := false
-		h.once.Do(func() { first = true })
-		if first {
-			close(h.reached)
-			<-h.release
-		}
-	}
-	return h.Fs.Open(name)
 }

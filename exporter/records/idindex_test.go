@@ -3,36 +3,16 @@ package records
 import (
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/records/recordstest"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
-
-// heldDir is a file system whose first Open of the folder name (the
-// records' load) waits until release is closed.
-type heldDir struct {
-	afero.Fs
-	name    string
-	release chan struct{}
-	once    sync.Once
-}
-
-func (h *heldDir) Open(name string) (afero.File, error) {
-	if name == h.name {
-		first := false
-		h.once.Do(func() { first = true })
-		if first {
-			<-h.release
-		}
-	}
-	return h.Fs.Open(name)
-}
 
 // publishedRecords writes, through records an exporter opened on fsys,
 // the records of the guides given as id -> entry, and returns once they
@@ -59,14 +39,13 @@ func publishedRecords(t *testing.T, fsys afero.Fs, guides map[string]site.Manife
 // ends or release is called.
 func heldRecords(t *testing.T, fsys afero.Fs) (r *Records, release func()) {
 	t.Helper()
-	h := &heldDir{Fs: fsys, name: "/private/" + RecordsDir(0, 0), release: make(chan struct{})}
-	release = sync.OnceFunc(func() { close(h.release) })
-	t.Cleanup(release)
+	h := recordstest.Hold(fsys, "/private/"+RecordsDir(0, 0))
+	t.Cleanup(h.Release)
 	r, err := StartRecords(h, "/private", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, release
+	return r, h.Release
 }
 
 // claimDone claims g in folder on r and returns the problems' paths once

@@ -213,6 +213,8 @@ type Records struct {
 	heads  map[string]site.ManifestGuide // a few whole entries read or Set
 	// touched are the guides Set or Forgotten while loading: what memory
 	// holds of them is what is on disk, and the load leaves them alone.
+	// It is nil once the load has ended (finishLoad): under mu, a non-nil
+	// touched means the records are still being read.
 	touched map[string]bool
 	// indexed is true when the ids index was complete at start.
 	indexed bool
@@ -300,13 +302,14 @@ func (r *Records) Wait() error {
 // Ready is closed once every record is read.
 func (r *Records) Ready() <-chan struct{} { return r.ready }
 
-// loading reports whether the records are still being read; r.mu is held.
-func (r *Records) loading() bool {
+// Loaded reports whether every record has been read (Wait would not
+// wait).
+func (r *Records) Loaded() bool {
 	select {
 	case <-r.ready:
-		return false
-	default:
 		return true
+	default:
+		return false
 	}
 }
 
@@ -544,19 +547,17 @@ func (r *Records) Summary(id string) (site.ManifestGuide, bool) {
 // held.
 func (r *Records) unknown(id string) bool {
 	_, ok := r.guides[id]
-	return !ok && r.touched != nil && !r.touched[id] && r.loading()
+	return !ok && r.touched != nil && !r.touched[id]
 }
 
 // failed returns the error of a load that ended with one: what memory
 // holds then is not every guide, and a claim or an entry must not rely on
 // it.
 func (r *Records) failed() error {
-	select {
-	case <-r.ready:
+	if r.Loaded() {
 		return r.loadErr
-	default:
-		return nil
 	}
+	return nil
 }
 
 // guide returns the summary of guide id (its entry without lists of
@@ -592,7 +593,7 @@ func (r *Records) owner(publicID string) (string, site.ManifestGuide, bool, erro
 	r.mu.Lock()
 	gid, ok := r.owners[publicID]
 	mg := r.guides[gid]
-	early := !ok && r.touched != nil && r.loading()
+	early := !ok && r.touched != nil
 	indexed := r.indexed
 	r.mu.Unlock()
 	if !early {

@@ -17,23 +17,40 @@ import (
 // cold runs drop the kernel's page cache before each read (as after a
 // reboot, or on a machine whose corpus is larger than its memory); they
 // need root and are skipped without it.
-func BenchmarkOpenRecords(b *testing.B) {
+func BenchmarkOpenRecords(b *testing.B) { coldAndWarm(b, benchmarkOpenRecords) }
+
+// coldAndWarm runs run over 1,000 and 10,000 records, from the page
+// cache and from the disk (cold: skipped unless the page cache can be
+// dropped, which needs root).
+func coldAndWarm(b *testing.B, run func(b *testing.B, n int, cold bool)) {
 	for _, n := range []int{1000, 10000} {
 		for _, cold := range []bool{false, true} {
 			b.Run(fmt.Sprintf("guides=%d/cold=%t", n, cold), func(b *testing.B) {
-				benchmarkOpenRecords(b, n, cold)
+				if cold {
+					if err := procstat.DropCaches(); err != nil {
+						b.Skipf("cannot drop the page cache: %v", err)
+					}
+				}
+				run(b, n, cold)
 			})
 		}
 	}
 }
 
+// dropIfCold drops the page cache, the timer stopped, when cold.
+func dropIfCold(b *testing.B, cold bool) {
+	if !cold {
+		return
+	}
+	b.StopTimer()
+	if err := procstat.DropCaches(); err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+}
+
 // benchmarkOpenRecords is one run of BenchmarkOpenRecords.
 func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
-	if cold {
-		if err := procstat.DropCaches(); err != nil {
-			b.Skipf("cannot drop the page cache: %v", err)
-		}
-	}
 	dir := b.TempDir()
 	fsys := afero.NewOsFs()
 	r, err := OpenRecords(fsys, dir, 0, 0)
@@ -55,13 +72,7 @@ func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 		}
 	}
 	for b.Loop() {
-		if cold {
-			b.StopTimer()
-			if err := procstat.DropCaches(); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
+		dropIfCold(b, cold)
 		r, err := OpenRecords(fsys, dir, 0, 0)
 		if err != nil || r.Len() != n {
 			b.Fatalf("OpenRecords: %v, %d records", err, r.Len())
@@ -77,23 +88,10 @@ func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 // had to wait for before the index (all-read-ms, the baseline, measured in
 // the same runs: Wait after the claim). The cold runs drop the page cache
 // first (root only, skipped otherwise).
-func BenchmarkClaimAtStart(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		for _, cold := range []bool{false, true} {
-			b.Run(fmt.Sprintf("guides=%d/cold=%t", n, cold), func(b *testing.B) {
-				benchmarkClaimAtStart(b, n, cold)
-			})
-		}
-	}
-}
+func BenchmarkClaimAtStart(b *testing.B) { coldAndWarm(b, benchmarkClaimAtStart) }
 
 // benchmarkClaimAtStart is one run of BenchmarkClaimAtStart.
 func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
-	if cold {
-		if err := procstat.DropCaches(); err != nil {
-			b.Skipf("cannot drop the page cache: %v", err)
-		}
-	}
 	dir := b.TempDir()
 	fsys := afero.NewOsFs()
 	w, err := StartRecords(fsys, dir, 0, 0)
@@ -114,13 +112,7 @@ func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
 	alive := func(string, string) bool { return true }
 	var claimed, read time.Duration
 	for b.Loop() {
-		if cold {
-			b.StopTimer()
-			if err := procstat.DropCaches(); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
+		dropIfCold(b, cold)
 		t0 := time.Now()
 		r, err := StartRecords(fsys, dir, 0, 0)
 		if err != nil {
