@@ -193,7 +193,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.w.End(finished) }()
-	out, err := e.w.Guide(ctx, b, p, old, quick)
+	out, err := e.w.Guide(ctx, b, p, old, pace(quick, old, fp))
 	res.addCounts(out.Counts)
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if err != nil {
@@ -215,6 +215,20 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		res.NextChange = now
 	}
 	return res, entry, nil
+}
+
+// pace returns the pace of an export (see write.Pace): Final unless quick;
+// Finishing when the bundle is the one old was exported from (its
+// fingerprint fp) and old has quick siblings: the export that replaces
+// them, which gives way to the next upload's.
+func pace(quick bool, old *site.ManifestGuide, fp string) write.Pace {
+	switch {
+	case !quick:
+		return write.Final
+	case old != nil && len(old.Quick) > 0 && old.Source == fp:
+		return write.Finishing
+	}
+	return write.Quick
 }
 
 // fingerprint returns the hash of what the output of a bundle depends on,

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -36,7 +37,12 @@ func (w *guideWriter) putShared(files []render.File) error {
 		if s.done[f.Path] {
 			continue
 		}
-		written, err := w.put(w.e.pub, f, f.Data, w.prepareDocs([]render.File{f}, nil, false)[0])
+		final := &guideWriter{e: w.e, res: w.res, pace: Final} // waits for nothing: no context needed
+		docs, err := final.prepareDocs(context.Background(), []render.File{f}, nil)
+		if err != nil {
+			return fmt.Errorf("shared file %s: %w", f.Path, err)
+		}
+		written, err := w.put(w.e.pub, f, f.Data, docs[0])
 		if err != nil {
 			return fmt.Errorf("shared file %s: %w", f.Path, err)
 		}

@@ -33,7 +33,7 @@ type pathSum struct {
 // every rendition of a source through its own image cache, so that the
 // source is decoded once for all its widths (imagewrite.go), and the
 // sources of a guide are decoded in parallel (within the Jobs CPU slots).
-func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide, quick bool) error {
+func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []render.File, old *site.ManifestGuide) error {
 	results := make([]putResult, len(files))
 	share := &productShare{}
 	var wasQuick map[string]bool // the siblings old lists as quick
@@ -56,14 +56,20 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		// A stage's documents are compressed when its turn comes, so that
 		// an early stage (the default view's) does not wait for the
 		// compression of the later ones.
-		docs := w.prepareDocs(files[start:end], wasQuick, quick)
+		if err := w.giveWay(ctx); err != nil {
+			return err
+		}
+		docs, err := w.prepareDocs(ctx, files[start:end], wasQuick)
+		if err != nil {
+			return err
+		}
 		put := func(i int, images *imageCache) {
 			r := &results[i]
 			// Its own writer, so the counts need no lock.
 			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
 			r.put(fw, b, files[i], docs[i-start])
 		}
-		err := runTasks(ctx, tasksOf(files, start, end), put)
+		err = runTasks(ctx, w.giveWay, tasksOf(files, start, end), put)
 		share.restamp(w)
 		if err != nil {
 			return err
@@ -151,15 +157,19 @@ func tasksOf(files []render.File, start, end int) [][]int {
 }
 
 // runTasks runs the tasks writeParallel at a time, each task's files one
-// after the other through put with an image cache of the task's own. It
-// returns ctx's error, once the tasks started are done, when ctx ends
-// before every task started.
-func runTasks(ctx context.Context, tasks [][]int, put func(i int, images *imageCache)) error {
+// after the other through put with an image cache of the task's own,
+// calling before ahead of each task. It returns ctx's error, or before's,
+// once the tasks started are done, when ctx ends or before fails before
+// every task started.
+func runTasks(ctx context.Context, before func(context.Context) error, tasks [][]int, put func(i int, images *imageCache)) error {
 	sem := make(chan struct{}, writeParallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, task := range tasks {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := before(ctx); err != nil {
 			return err
 		}
 		sem <- struct{}{}
@@ -261,6 +271,16 @@ type guideWriter struct {
 	share   *productShare // the media products of this export (mediamemo.go)
 	srcMade stamp         // the source stamp of the media file last made (putSource)
 	quick   []string      // public siblings compressed with quick settings (prepareDocs)
+	pace    Pace          // of the whole export (Writer.Guide)
+}
+
+// giveWay waits, in a Finishing export, while a Quick one is in progress
+// (see Pace); it returns ctx's error when ctx ends first.
+func (w *guideWriter) giveWay(ctx context.Context) error {
+	if w.pace != Finishing {
+		return nil
+	}
+	return w.e.uploads.wait(ctx)
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -372,16 +392,19 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // prepareDocs returns, by index in files, what put writes of each
 // document: a sibling is compressed unless the document and that sibling
 // are already published (a sibling wasQuick holds, one the previous
-// export listed as quick, is not: it is compressed again, finally). With
-// quick, the siblings of a public document that changed are compressed
-// with quick settings and listed in w.quick, and the final compressions
-// (of unchanged documents: the finishing of an earlier quick export) run
-// one at a time, leaving the other CPU slots to the next upload. Each
+// export listed as quick, is not: it is compressed again, finally). At a
+// pace other than Final, the siblings of a public document that changed
+// are compressed with quick settings and listed in w.quick, and the final
+// compressions (of unchanged documents: the finishing of an earlier quick
+// export) run one at a time, leaving the other CPU slots to the next
+// upload; in a Finishing export each waits for its turn (giveWay). Each
 // distinct document (the alias repeats the default view's) is compressed
 // once per encoding and effort, and the compressions run in parallel
 // within the Jobs CPU slots, so that one guide's export (a watcher's
-// re-export after an upload) uses every slot rather than one.
-func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool, quick bool) map[int]docWrite {
+// re-export after an upload) uses every slot rather than one. It returns
+// ctx's error when ctx ends while a compression gives way.
+func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQuick map[string]bool) (map[int]docWrite, error) {
+	quick := w.pace != Final
 	type key struct {
 		sum   [sha256.Size]byte
 		enc   string
@@ -420,6 +443,11 @@ func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool,
 	for _, c := range jobs {
 		wg.Go(func() {
 			if quick && !c.quick {
+				// Given way before the slot is taken: a Quick export
+				// takes it too, and must not wait for one that waits.
+				if c.err = w.giveWay(ctx); c.err != nil {
+					return
+				}
 				w.e.finishing <- struct{}{}
 				defer func() { <-w.e.finishing }()
 			}
@@ -429,5 +457,5 @@ func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool,
 		})
 	}
 	wg.Wait()
-	return docs
+	return docs, ctx.Err()
 }

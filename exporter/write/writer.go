@@ -38,6 +38,7 @@ type Writer struct {
 	comp      *Compressor
 	cpu       chan struct{} // Jobs slots for compression and decodes
 	finishing chan struct{} // one slot: the final compressions that follow quick ones
+	uploads   *uploads      // the Quick exports in progress (pace.go)
 	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
 	decoding  locker.Locker // by decode key: one decode of a content at a time
 	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
@@ -50,7 +51,7 @@ type Writer struct {
 // interrupted export (see Verifying).
 func New(cfg Config) *Writer {
 	w := &Writer{pub: cfg.Public, priv: cfg.Private, encodings: cfg.Encodings, limits: cfg.Limits, marker: cfg.Marker,
-		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), finishing: make(chan struct{}, 1), budget: newDecodeBudget(cfg.Limits)}
+		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), finishing: make(chan struct{}, 1), uploads: newUploads(), budget: newDecodeBudget(cfg.Limits)}
 	w.interrupted.verify = w.markerExists()
 	return w
 }
@@ -99,20 +100,24 @@ type Written struct {
 // changing while it is read, or does not decode, is a *bundle.Error.
 // The caller holds Begin and End around it.
 //
-// With quick, the compressed siblings of the public documents that
-// changed are written with quick settings (site.Encoding.EncodeQuick)
-// and listed in Written.Quick: the guide is served sooner, its siblings a
-// few percent larger. The siblings old lists as quick are compressed
-// again with the final settings, whatever quick says, so the export
-// that follows a quick one (with the same documents) leaves the tree as
-// an export without quick would have.
-func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, quick bool) (Written, error) {
+// With a pace other than Final, the compressed siblings of the public
+// documents that changed are written with quick settings
+// (site.Encoding.EncodeQuick) and listed in Written.Quick: the guide is
+// served sooner, its siblings a few percent larger. The siblings old
+// lists as quick are compressed again with the final settings, whatever
+// the pace, so the export that follows a quick one (with the same
+// documents) leaves the tree as an export at the Final pace would have.
+// A Finishing export gives way to Quick ones (see Pace).
+func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
 	var out Written
-	gw := &guideWriter{e: w, res: &out.Counts}
+	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
+	if pace == Quick {
+		defer w.uploads.start()()
+	}
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
 		return out, err
 	}
-	if err := gw.putAll(ctx, b, p.Files, old, quick); err != nil {
+	if err := gw.putAll(ctx, b, p.Files, old); err != nil {
 		return out, err
 	}
 	out.Revision = gw.revision()
