@@ -63,7 +63,9 @@ func (e *Exporter) ExportAll(ctx context.Context) (*Report, error) {
 // the files written (see docs/benchmarks.md).
 func (e *Exporter) ExportAllEach(ctx context.Context, each func(GuideResult)) (*Report, error) {
 	// Uploads in progress go first (giveWay), and are found up to date.
-	e.uploads.wait()
+	if err := e.way.uploads.wait(ctx); err != nil {
+		return &Report{}, err
+	}
 	start := time.Now()
 	done := handOut(each)
 	rep := &Report{}
@@ -329,7 +331,8 @@ func (e *Exporter) parallel(n int, fn func(i int)) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				e.uploads.wait()
+				// Not cut short: fn looks at its context itself.
+				_ = e.way.uploads.wait(context.Background())
 				fn(i)
 			}
 		}()

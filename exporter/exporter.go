@@ -47,7 +47,7 @@ type Exporter struct {
 	settings string          // fingerprint of the settings that shape the output
 
 	folders locker.Locker // by bundle folder: one export of a folder at a time
-	uploads giveWay       // ExportAll waits for ExportBundle calls in progress
+	way     giveWay       // who waits for whom: uploads go first
 
 	// mu guards the records' entries and the claims, which must change
 	// together: a claim is checked against the published guides and those
@@ -95,16 +95,17 @@ func Start(cfg Config) (*Exporter, error) {
 		cfg: cfg,
 		plan: render.Settings{URLs: render.URLs{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
 			SourceName: cfg.SourceName, Limits: cfg.Limits},
-		w: write.New(write.Config{
-			Public:    write.Tree{FS: cfg.Out, Root: cfg.OutDir, Perm: 0o644},
-			Private:   write.Tree{FS: cfg.Private, Root: cfg.PrivateDir, Perm: 0o600},
-			Encodings: cfg.Encodings, Jobs: cfg.Jobs, Limits: cfg.Limits,
-			// The manifest's name with a dot before and ".writing" after:
-			// a hidden name, which what reads or uploads the trees skips.
-			Marker: "." + records.ManifestName(cfg.Shard, cfg.Shards) + ".writing",
-		}),
 		claims: records.NewClaims(),
 	}
+	e.w = write.New(write.Config{
+		Public:    write.Tree{FS: cfg.Out, Root: cfg.OutDir, Perm: 0o644},
+		Private:   write.Tree{FS: cfg.Private, Root: cfg.PrivateDir, Perm: 0o600},
+		Encodings: cfg.Encodings, Jobs: cfg.Jobs, Limits: cfg.Limits,
+		// The manifest's name with a dot before and ".writing" after:
+		// a hidden name, which what reads or uploads the trees skips.
+		Marker:  "." + records.ManifestName(cfg.Shard, cfg.Shards) + ".writing",
+		GiveWay: e.way.changed.wait,
+	})
 	var names []string
 	for _, enc := range cfg.Encodings {
 		names = append(names, enc.Name)

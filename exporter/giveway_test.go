@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -24,10 +25,7 @@ func TestCatchUpGivesWayToUploads(t *testing.T) {
 		uploaded <- err
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		e.uploads.mu.Lock()
-		n := e.uploads.uploads
-		e.uploads.mu.Unlock()
-		if n == 1 {
+		if e.way.uploads.running() == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -67,24 +65,45 @@ func TestCatchUpGivesWayToUploads(t *testing.T) {
 	}
 }
 
-// TestGiveWay checks the gate itself: wait returns at once with no upload,
-// and once the last of several uploads is done.
-func TestGiveWay(t *testing.T) {
-	var g giveWay
-	g.wait()
-	done1, done2 := g.upload(), g.upload()
-	waited := make(chan struct{})
-	go func() { g.wait(); close(waited) }()
+// TestInProgress checks the gate itself: wait returns at once with nothing
+// in progress (before and after any work), once the last of several works
+// is done (a done called twice counts once), and with ctx's error when ctx
+// ends first.
+func TestInProgress(t *testing.T) {
+	var p inProgress
+	ctx := context.Background()
+	if err := p.wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done1, done2 := p.start(), p.start()
+	waited := make(chan error, 1)
+	go func() { waited <- p.wait(ctx) }()
+	done1()
 	done1()
 	select {
 	case <-waited:
-		t.Fatal("wait returned with an upload in progress")
+		t.Fatal("wait returned with work in progress")
 	case <-time.After(50 * time.Millisecond):
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.wait(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait with its context ended: %v, want context.Canceled", err)
 	}
 	done2()
 	select {
-	case <-waited:
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("wait did not return once the uploads were done")
+		t.Fatal("wait did not return once the work was done")
+	}
+	if err := p.wait(ctx); err != nil || p.running() != 0 {
+		t.Errorf("after the work: wait %v, running %d", err, p.running())
+	}
+	p.start()()
+	if err := p.wait(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

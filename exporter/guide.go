@@ -43,7 +43,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		res.Err = err
 		return res, err
 	}
-	defer e.uploads.upload()() // ExportAll gives way meanwhile
+	defer e.way.uploads.start()() // ExportAll gives way meanwhile
 	defer e.lockFolder(folder)()
 	if err := ctx.Err(); err != nil {
 		res.Err = err
@@ -193,7 +193,11 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.w.End(finished) }()
-	out, err := e.w.Guide(ctx, b, p, old, pace(quick, old, fp))
+	pace := pace(quick, old, fp)
+	if pace == write.Quick {
+		defer e.way.changed.start()() // Finishing exports give way meanwhile
+	}
+	out, err := e.w.Guide(ctx, b, p, old, pace)
 	res.addCounts(out.Counts)
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -121,6 +122,57 @@ func TestQuickSiblings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFinishingGivesWayToUploads: the export that finishes a guide's quick
+// siblings (its bundle unchanged) names no file while another upload's
+// export is in progress, for twice as long as the same export takes
+// without waiting, and finishes once that upload is done; an upload of a
+// changed bundle does not wait.
+func TestFinishingGivesWayToUploads(t *testing.T) {
+	ctx := context.Background()
+	folder := fixtureFolders[0]
+	alone := exportQuick(t, newEnv(t, fsKinds[0]))
+	start := time.Now()
+	if _, err := alone.ExportBundle(ctx, folder); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+
+	ev := newEnv(t, fsKinds[0])
+	e := exportQuick(t, ev)
+	log := recordSyncs(t, ev.outDir)
+	upload := e.way.changed.start() // another guide's upload, being exported
+	finished := make(chan *GuideResult, 1)
+	go func() {
+		res, err := e.ExportBundle(ctx, folder)
+		if err != nil {
+			t.Error(err)
+		}
+		finished <- res
+	}()
+	select {
+	case res := <-finished:
+		t.Fatalf("the finishing export returned (%+v) while an upload was exported", res)
+	case <-time.After(2*took + 100*time.Millisecond):
+	}
+	log.mu.Lock()
+	named := len(log.steps)
+	log.mu.Unlock()
+	if named > 0 {
+		t.Errorf("the finishing export wrote %d times while an upload was exported", named)
+	}
+	// A changed bundle is an upload: it goes on.
+	ev.editGuide(fixtureFolders[1], func(g map[string]any) { g["workOrderId"] = "WO-CHANGED" })
+	res, err := e.ExportBundle(ctx, fixtureFolders[1])
+	if err != nil || !res.Changed {
+		t.Errorf("the upload of a changed bundle: Changed %v, %v", res.Changed, err)
+	}
+	upload()
+	res = <-finished
+	if res == nil || !res.Recompressed || res.Quick != 0 {
+		t.Errorf("the finishing export once the upload was done: %+v", res)
 	}
 }
 

@@ -26,7 +26,7 @@ type paceEnv struct {
 	root string
 }
 
-func newPaceEnv(t *testing.T) *paceEnv {
+func newPaceEnv(t *testing.T, giveWay func(context.Context) error) *paceEnv {
 	t.Helper()
 	files, err := fixtures.BundleFiles("301-king-st-e")
 	if err != nil {
@@ -52,7 +52,7 @@ func newPaceEnv(t *testing.T) *paceEnv {
 	w := New(Config{
 		Public:    Tree{FS: osfs, Root: filepath.Join(root, "out"), Perm: 0o644},
 		Private:   Tree{FS: osfs, Root: filepath.Join(root, "private"), Perm: 0o600},
-		Encodings: site.Encodings, Jobs: 2, Marker: ".writing",
+		Encodings: site.Encodings, Jobs: 2, Marker: ".writing", GiveWay: giveWay,
 	})
 	for _, dir := range []string{"out", "private"} {
 		if err := osfs.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
@@ -73,13 +73,25 @@ func (e *paceEnv) guide(ctx context.Context, old *site.ManifestGuide, pace Pace)
 }
 
 // TestFinishingGivesWay: the export that finishes a quick one writes
-// nothing while a Quick export is in progress, goes on once none is, and
-// leaves no quick sibling; a Quick export does not wait for another; a
-// Finishing export whose context ends while it waits returns its error.
+// nothing while Config.GiveWay holds it, goes on once it returns, and
+// leaves no quick sibling; a Quick export does not wait; a Finishing
+// export whose context ends while it waits returns its error.
 func TestFinishingGivesWay(t *testing.T) {
-	e := newPaceEnv(t)
+	var open atomic.Bool // GiveWay returns at once
+	released := make(chan struct{})
+	e := newPaceEnv(t, func(ctx context.Context) error {
+		if open.Load() {
+			return nil
+		}
+		select {
+		case <-released:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	ctx := context.Background()
-	first, err := e.guide(ctx, nil, Quick)
+	first, err := e.guide(ctx, nil, Quick) // GiveWay closed: it must not wait
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +108,10 @@ func TestFinishingGivesWay(t *testing.T) {
 	}
 	t.Cleanup(func() { SyncHook = nil })
 
-	upload := e.w.uploads.start() // an upload's export in progress
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := e.guide(cancelled, old, Finishing); !errors.Is(err, context.Canceled) {
-		t.Errorf("Finishing with its context ended while an upload is in progress: %v, want context.Canceled", err)
+		t.Errorf("Finishing with its context ended while held: %v, want context.Canceled", err)
 	}
 	done := make(chan error, 1)
 	var out Written
@@ -111,23 +122,18 @@ func TestFinishingGivesWay(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		t.Fatalf("the Finishing export returned (%v) while an upload was in progress", err)
+		t.Fatalf("the Finishing export returned (%v) while held", err)
 	case <-time.After(300 * time.Millisecond):
 	}
 	if n := named.Load(); n > 0 {
-		t.Errorf("the Finishing export named %d files while an upload was in progress", n)
+		t.Errorf("the Finishing export named %d files while held", n)
 	}
-	upload()
+	open.Store(true)
+	close(released)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if named.Load() == 0 || len(out.Quick) > 0 {
-		t.Errorf("after the upload: %d files named, quick siblings %v; want the final siblings written, none quick", named.Load(), out.Quick)
-	}
-
-	// A Quick export does not wait for another.
-	defer e.w.uploads.start()()
-	if _, err := e.guide(ctx, nil, Quick); err != nil {
-		t.Fatal(err)
+		t.Errorf("once released: %d files named, quick siblings %v; want the final siblings written, none quick", named.Load(), out.Quick)
 	}
 }

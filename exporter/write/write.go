@@ -274,13 +274,13 @@ type guideWriter struct {
 	pace    Pace          // of the whole export (Writer.Guide)
 }
 
-// giveWay waits, in a Finishing export, while a Quick one is in progress
-// (see Pace); it returns ctx's error when ctx ends first.
+// giveWay waits, in a Finishing export, for Config.GiveWay (see Pace); it
+// returns ctx's error when ctx ends first.
 func (w *guideWriter) giveWay(ctx context.Context) error {
-	if w.pace != Finishing {
+	if w.pace != Finishing || w.e.giveWay == nil {
 		return nil
 	}
-	return w.e.uploads.wait(ctx)
+	return w.e.giveWay(ctx)
 }
 
 // docWrite is what put writes of one document: its compressed siblings

@@ -25,6 +25,9 @@ type Config struct {
 	// Marker is the private-tree name of the marker of writes in
 	// progress (a hidden name: see Writer.Begin).
 	Marker string
+	// GiveWay is what a Finishing export waits on (see Pace): it returns
+	// nil when the export may go on, or ctx's error. Nil: no waiting.
+	GiveWay func(ctx context.Context) error
 }
 
 // Writer carries out plans against the public and private trees. Its
@@ -36,12 +39,12 @@ type Writer struct {
 	limits    bundle.Limits
 	marker    string
 	comp      *Compressor
-	cpu       chan struct{} // Jobs slots for compression and decodes
-	finishing chan struct{} // one slot: the final compressions that follow quick ones
-	uploads   *uploads      // the Quick exports in progress (pace.go)
-	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
-	decoding  locker.Locker // by decode key: one decode of a content at a time
-	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
+	cpu       chan struct{}               // Jobs slots for compression and decodes
+	finishing chan struct{}               // one slot: the final compressions that follow quick ones
+	giveWay   func(context.Context) error // Config.GiveWay
+	budget    decodeBudget                // the memory image decodes and PDF rewrites share (decodes.go)
+	decoding  locker.Locker               // by decode key: one decode of a content at a time
+	memo      mediaMemo                   // the media files made, for the next exports (mediamemo.go)
 
 	interrupted interruptState // see repair.go
 	shared      sharedFiles    // see shared.go
@@ -51,7 +54,7 @@ type Writer struct {
 // interrupted export (see Verifying).
 func New(cfg Config) *Writer {
 	w := &Writer{pub: cfg.Public, priv: cfg.Private, encodings: cfg.Encodings, limits: cfg.Limits, marker: cfg.Marker,
-		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), finishing: make(chan struct{}, 1), uploads: newUploads(), budget: newDecodeBudget(cfg.Limits)}
+		comp: NewCompressor(), cpu: make(chan struct{}, cfg.Jobs), finishing: make(chan struct{}, 1), giveWay: cfg.GiveWay, budget: newDecodeBudget(cfg.Limits)}
 	w.interrupted.verify = w.markerExists()
 	return w
 }
@@ -111,9 +114,6 @@ type Written struct {
 func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
 	var out Written
 	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
-	if pace == Quick {
-		defer w.uploads.start()()
-	}
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
 		return out, err
 	}
