@@ -21,7 +21,8 @@ import (
 //     gives way to the export of a changed bundle: before each group of
 //     files, each compression and each file it writes, it waits while one
 //     is in progress, so that a new upload has the CPU and the disk to
-//     itself (docs/output.md, "Quick siblings").
+//     itself; for write.MaxGiveWay in all at the most (docs/output.md,
+//     "Quick siblings").
 type giveWay struct {
 	uploads inProgress // single-folder exports
 	changed inProgress // single-folder exports of a changed bundle (write.Quick)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -140,6 +141,8 @@ func TestFinishingGivesWayToUploads(t *testing.T) {
 	}
 	took := time.Since(start)
 
+	defer func(d time.Duration) { write.MaxGiveWay = d }(write.MaxGiveWay)
+	write.MaxGiveWay = time.Hour // as long as the test holds it
 	ev := newEnv(t, fsKinds[0])
 	e := exportQuick(t, ev)
 	log := recordSyncs(t, ev.outDir)

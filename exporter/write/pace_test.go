@@ -137,3 +137,24 @@ func TestFinishingGivesWay(t *testing.T) {
 		t.Errorf("once released: %d files named, quick siblings %v; want the final siblings written, none quick", named.Load(), out.Quick)
 	}
 }
+
+// TestFinishingGivesWayForAWhile: a Finishing export held for good goes on
+// after MaxGiveWay and finishes its siblings.
+func TestFinishingGivesWayForAWhile(t *testing.T) {
+	defer func(d time.Duration) { MaxGiveWay = d }(MaxGiveWay)
+	MaxGiveWay = 200 * time.Millisecond
+	e := newPaceEnv(t, func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	ctx := context.Background()
+	first, err := e.guide(ctx, nil, Quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &site.ManifestGuide{Revision: first.Revision, Files: first.Public, Private: first.Private, Quick: first.Quick}
+	out, err := e.guide(ctx, old, Finishing)
+	if err != nil || out.Written == 0 || len(out.Quick) > 0 {
+		t.Errorf("held for good: wrote %d, quick siblings %v, %v; want the final siblings written", out.Written, out.Quick, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
@@ -272,15 +273,7 @@ type guideWriter struct {
 	srcMade stamp         // the source stamp of the media file last made (putSource)
 	quick   []string      // public siblings compressed with quick settings (prepareDocs)
 	pace    Pace          // of the whole export (Writer.Guide)
-}
-
-// giveWay waits, in a Finishing export, for Config.GiveWay (see Pace); it
-// returns ctx's error when ctx ends first.
-func (w *guideWriter) giveWay(ctx context.Context) error {
-	if w.pace != Finishing || w.e.giveWay == nil {
-		return nil
-	}
-	return w.e.giveWay(ctx)
+	until   time.Time     // when a Finishing export stops giving way (giveWay)
 }
 
 // docWrite is what put writes of one document: its compressed siblings

@@ -3,6 +3,7 @@ package write
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/moby/locker"
 
@@ -113,7 +114,7 @@ type Written struct {
 // A Finishing export gives way to Quick ones (see Pace).
 func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
 	var out Written
-	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
+	gw := &guideWriter{e: w, res: &out.Counts, pace: pace, until: time.Now().Add(MaxGiveWay)}
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
 		return out, err
 	}
