@@ -60,6 +60,7 @@ func BenchmarkWebhookLag(b *testing.B) {
 
 func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	uploads := benchUploads(b, 40)
+	pause := benchPause(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root := b.TempDir()
@@ -99,6 +100,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	var lag, toQueue, toPost []time.Duration
 	b.ResetTimer()
 	for i := range uploads {
+		time.Sleep(pause)
 		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", i)), benchBundle(b, i, hook.URL))
 		id := fmt.Sprintf("gBENCH%05d", i)
 		rcv.wait(b, "the event of "+id, time.Minute, func() bool { _, ok := rcv.of(id); return ok })
@@ -128,6 +130,21 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	b.ReportMetric(ms(lag[len(lag)-1]), "ms/event-max")
 	cancel()
 	stopped()
+}
+
+// benchPause returns the pause before each upload,
+// $GUIDEPUB_BENCH_PAUSE (a Go duration; none when unset): with one, each
+// upload is measured alone, the previous one's quick siblings finished.
+func benchPause(b *testing.B) time.Duration {
+	s := os.Getenv("GUIDEPUB_BENCH_PAUSE")
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		b.Fatalf("GUIDEPUB_BENCH_PAUSE=%q: want a duration such as 2s", s)
+	}
+	return d
 }
 
 // statusPublished returns when the earliest of generated guide n's
