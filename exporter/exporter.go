@@ -104,7 +104,7 @@ func Start(cfg Config) (*Exporter, error) {
 		// The manifest's name with a dot before and ".writing" after:
 		// a hidden name, which what reads or uploads the trees skips.
 		Marker:  "." + records.ManifestName(cfg.Shard, cfg.Shards) + ".writing",
-		GiveWay: e.way.changed.wait,
+		GiveWay: e.way.yield,
 	})
 	var names []string
 	for _, enc := range cfg.Encodings {

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // giveWay is who waits for whom among the exports of one Exporter, so
@@ -18,15 +19,34 @@ import (
 //     lock), and ExportAll itself starts once the uploads in progress are
 //     done, so that it finds them up to date.
 //   - The export that finishes an upload's quick siblings (write.Finishing)
-//     gives way to the export of a changed bundle: before each group of
-//     files, each compression and each file it writes, it waits while one
-//     is in progress, so that a new upload has the CPU and the disk to
-//     itself; for write.MaxGiveWay in all at the most (docs/output.md,
-//     "Quick siblings").
+//     steps aside for the export of a changed bundle: it does not start
+//     while one is in progress, or while another Finishing export runs,
+//     and stops where it is (before its next group of files, compression
+//     or file) when one starts; it is done again finishRetry later. So a
+//     new upload has the CPU, the disk and a worker of the watcher to
+//     itself (docs/output.md, "Quick siblings"), and the quick siblings of
+//     uploads that follow one another are finished once they pause.
 type giveWay struct {
 	uploads inProgress // single-folder exports
 	changed inProgress // single-folder exports of a changed bundle (write.Quick)
+	finish  sync.Mutex // held by the Finishing export in progress
 }
+
+// finishRetry is how soon a Finishing export that gave way is done again.
+const finishRetry = time.Second
+
+// finishing reports whether a Finishing export may start now, and returns
+// what records its end.
+func (g *giveWay) finishing() (release func(), ok bool) {
+	if g.changed.running() > 0 || !g.finish.TryLock() {
+		return nil, false
+	}
+	return g.finish.Unlock, true
+}
+
+// yield tells a Finishing export in progress to stop where it is: the
+// export of a changed bundle has started (write.Config.GiveWay).
+func (g *giveWay) yield() bool { return g.changed.running() > 0 }
 
 // inProgress counts work in progress that other work waits for.
 type inProgress struct {

@@ -184,6 +184,17 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
 		return unchangedResult(b.Folder, g.GuideID, old, len(old.Files)+len(old.Private)), *old, nil
 	}
+	pace := pace(quick, old, fp)
+	switch pace {
+	case write.Quick:
+		defer e.way.changed.start()() // Finishing exports give way meanwhile
+	case write.Finishing:
+		release, ok := e.way.finishing()
+		if !ok {
+			return gaveWay(res, *old, now), *old, nil
+		}
+		defer release()
+	}
 	p, err := render.Guide(b, e.plan, now)
 	if err != nil {
 		return res, site.ManifestGuide{}, err
@@ -193,13 +204,13 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.w.End(finished) }()
-	pace := pace(quick, old, fp)
-	if pace == write.Quick {
-		defer e.way.changed.start()() // Finishing exports give way meanwhile
-	}
 	out, err := e.w.Guide(ctx, b, p, old, pace)
 	res.addCounts(out.Counts)
 	res.Revision, res.Changed = out.Revision, out.Changed
+	if errors.Is(err, write.ErrGaveWay) {
+		finished = true // what it wrote is whole; the record stays as it was
+		return gaveWay(res, *old, now), *old, nil
+	}
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
@@ -219,6 +230,17 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		res.NextChange = now
 	}
 	return res, entry, nil
+}
+
+// gaveWay returns res, the result of a Finishing export that did not start
+// or stopped to give way (giveway.go), as old, the guide's record, still
+// describes it: its quick siblings to be finished after finishRetry.
+func gaveWay(res GuideResult, old site.ManifestGuide, now time.Time) GuideResult {
+	res.Revision, res.Quick, res.Recompressed = old.Revision, len(old.Quick), true
+	if retry := now.Add(finishRetry); res.NextChange.IsZero() || retry.Before(res.NextChange) {
+		res.NextChange = retry
+	}
+	return res
 }
 
 // pace returns the pace of an export (see write.Pace): Final unless quick;

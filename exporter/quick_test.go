@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -127,55 +125,50 @@ func TestQuickSiblings(t *testing.T) {
 }
 
 // TestFinishingGivesWayToUploads: the export that finishes a guide's quick
-// siblings (its bundle unchanged) names no file while another upload's
-// export is in progress, for twice as long as the same export takes
-// without waiting, and finishes once that upload is done; an upload of a
-// changed bundle does not wait.
+// siblings (its bundle unchanged) does not start while another upload's
+// export is in progress, nor while another finishing export runs: it
+// writes nothing, leaves the record as it was and is due again a moment
+// later; once nothing is in its way, it finishes. An upload of a changed
+// bundle is exported all the same.
 func TestFinishingGivesWayToUploads(t *testing.T) {
-	ctx := context.Background()
-	folder := fixtureFolders[0]
-	alone := exportQuick(t, newEnv(t, fsKinds[0]))
-	start := time.Now()
-	if _, err := alone.ExportBundle(ctx, folder); err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(start)
-
-	defer func(d time.Duration) { write.MaxGiveWay = d }(write.MaxGiveWay)
-	write.MaxGiveWay = time.Hour // as long as the test holds it
 	ev := newEnv(t, fsKinds[0])
 	e := exportQuick(t, ev)
-	log := recordSyncs(t, ev.outDir)
-	upload := e.way.changed.start() // another guide's upload, being exported
-	finished := make(chan *GuideResult, 1)
-	go func() {
+	ctx := context.Background()
+	folder, guide := fixtureFolders[0], kingGuide
+	before := snapshot(t, ev.out, ev.outDir)
+	quick := len(e.records.Summaries()[guide].Quick)
+	check := func(when string) {
+		t.Helper()
 		res, err := e.ExportBundle(ctx, folder)
-		if err != nil {
-			t.Error(err)
+		if err != nil || res.Written > 0 || !res.Recompressed || res.Quick != quick || !res.NextChange.Equal(ev.now.Add(finishRetry)) {
+			t.Errorf("%s: %v, written %d, Recompressed %v, Quick %d, NextChange %v; want nothing written, due again after %v",
+				when, err, res.Written, res.Recompressed, res.Quick, res.NextChange, finishRetry)
 		}
-		finished <- res
-	}()
-	select {
-	case res := <-finished:
-		t.Fatalf("the finishing export returned (%+v) while an upload was exported", res)
-	case <-time.After(2*took + 100*time.Millisecond):
+		if c := changed(before, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
+			t.Errorf("%s: changed %v", when, c)
+		}
+		if n := len(e.records.Summaries()[guide].Quick); n != quick {
+			t.Errorf("%s: the record lists %d quick siblings, want %d", when, n, quick)
+		}
 	}
-	log.mu.Lock()
-	named := len(log.steps)
-	log.mu.Unlock()
-	if named > 0 {
-		t.Errorf("the finishing export wrote %d times while an upload was exported", named)
-	}
-	// A changed bundle is an upload: it goes on.
+	upload := e.way.changed.start() // another guide's upload, being exported
+	check("while an upload is exported")
+	// A changed bundle is an upload: it is exported.
 	ev.editGuide(fixtureFolders[1], func(g map[string]any) { g["workOrderId"] = "WO-CHANGED" })
-	res, err := e.ExportBundle(ctx, fixtureFolders[1])
-	if err != nil || !res.Changed {
+	if res, err := e.ExportBundle(ctx, fixtureFolders[1]); err != nil || !res.Changed {
 		t.Errorf("the upload of a changed bundle: Changed %v, %v", res.Changed, err)
 	}
 	upload()
-	res = <-finished
-	if res == nil || !res.Recompressed || res.Quick != 0 {
-		t.Errorf("the finishing export once the upload was done: %+v", res)
+	before = snapshot(t, ev.out, ev.outDir)
+	release, ok := e.way.finishing() // another finishing export
+	if !ok {
+		t.Fatal("no finishing export may start with nothing in its way")
+	}
+	check("while another finishing export runs")
+	release()
+	res, err := e.ExportBundle(ctx, folder)
+	if err != nil || !res.Recompressed || res.Quick != 0 || res.Written == 0 {
+		t.Errorf("with nothing in its way: %v, Recompressed %v, Quick %d, Written %d; want it finished", err, res.Recompressed, res.Quick, res.Written)
 	}
 }
 

@@ -97,11 +97,12 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 
 	_, stopped := benchWatch(ctx, b, src, out, priv, queued, logger, nil)
 
-	var lag, toQueue, toPost []time.Duration
+	var lag, toQueue, toPost, toStatus []time.Duration
 	b.ResetTimer()
 	for i := range uploads {
 		time.Sleep(pause)
 		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", i)), benchBundle(b, i, hook.URL))
+		uploaded := time.Now() // guide.json renamed into place
 		id := fmt.Sprintf("gBENCH%05d", i)
 		rcv.wait(b, "the event of "+id, time.Minute, func() bool { _, ok := rcv.of(id); return ok })
 		// The POST may come before the pipeline's Enqueue call has returned.
@@ -109,6 +110,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 		posted, _ := rcv.of(id)
 		status := statusPublished(b, out, i)
 		enq := queued.of(id)
+		toStatus = append(toStatus, status.Sub(uploaded))
 		lag = append(lag, posted.Sub(status))
 		toQueue = append(toQueue, enq.Sub(status))
 		toPost = append(toPost, posted.Sub(enq))
@@ -118,7 +120,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	for _, m := range []struct {
 		name string
 		d    []time.Duration
-	}{{"event", lag}, {"queued", toQueue}, {"sent", toPost}} {
+	}{{"event", lag}, {"queued", toQueue}, {"sent", toPost}, {"status", toStatus}} {
 		slices.Sort(m.d)
 		unit := m.name + "-ms"
 		if m.name == "event" {

@@ -2,7 +2,7 @@ package write
 
 import (
 	"context"
-	"time"
+	"errors"
 )
 
 // Pace says how the compressed siblings of a guide's export are made and
@@ -23,34 +23,23 @@ const (
 	// Finishing is the export that follows a Quick one of the same
 	// bundle, to replace its quick siblings by final ones. It is Quick
 	// for what changed, and gives way: before each group of files, each
-	// compression and each file it writes, it waits for Config.GiveWay
-	// (the exporter's: while another upload is exported), so that the
-	// next upload's export has the CPU and the disk to itself; for
-	// MaxGiveWay in all at the most.
+	// final compression and each file it writes, it asks Config.GiveWay,
+	// and stops there with ErrGaveWay when told to (the exporter's rule:
+	// while another upload is exported), so that the upload has the CPU,
+	// the disk and the worker to itself. What it wrote before is whole
+	// and listed in the result; the guide's record is not written.
 	Finishing
 )
 
-// MaxGiveWay is the longest a Finishing export waits in all before it
-// goes on without giving way: uploads that never stop must not keep it
-// waiting, nor an upload of its own folder, which waits for it. A
-// variable for tests.
-var MaxGiveWay = 2 * time.Second
+// ErrGaveWay is the error of a Finishing export that stopped to give way
+// (see Pace): not a failure, the export is to be done again later.
+var ErrGaveWay = errors.New("gave way to an upload")
 
-// giveWay waits, in a Finishing export, for Config.GiveWay (see Pace),
-// until w.until at the latest; it returns ctx's error when ctx ends
-// first.
+// giveWay returns ErrGaveWay in a Finishing export that Config.GiveWay
+// tells to stop, else ctx's error.
 func (w *guideWriter) giveWay(ctx context.Context) error {
-	if w.pace != Finishing || w.e.giveWay == nil {
-		return nil
+	if w.pace == Finishing && w.e.giveWay != nil && w.e.giveWay() {
+		return ErrGaveWay
 	}
-	left := time.Until(w.until)
-	if left <= 0 {
-		return ctx.Err()
-	}
-	wctx, cancel := context.WithTimeout(ctx, left)
-	defer cancel()
-	if err := w.e.giveWay(wctx); err != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return nil
+	return ctx.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ type paceEnv struct {
 	root string
 }
 
-func newPaceEnv(t *testing.T, giveWay func(context.Context) error) *paceEnv {
+func newPaceEnv(t *testing.T, giveWay func() bool) *paceEnv {
 	t.Helper()
 	files, err := fixtures.BundleFiles("301-king-st-e")
 	if err != nil {
@@ -72,26 +73,17 @@ func (e *paceEnv) guide(ctx context.Context, old *site.ManifestGuide, pace Pace)
 	return out, err
 }
 
-// TestFinishingGivesWay: the export that finishes a quick one writes
-// nothing while Config.GiveWay holds it, goes on once it returns, and
-// leaves no quick sibling; a Quick export does not wait; a Finishing
-// export whose context ends while it waits returns its error.
+// TestFinishingGivesWay: the export that finishes a quick one stops with
+// ErrGaveWay, naming no file, when Config.GiveWay says so before it
+// starts; stops where it is when told so after its first file, having
+// listed every file it named in its changes; finishes, leaving no quick
+// sibling, when it is not told to stop. A Quick export does not stop.
 func TestFinishingGivesWay(t *testing.T) {
-	var open atomic.Bool // GiveWay returns at once
-	released := make(chan struct{})
-	e := newPaceEnv(t, func(ctx context.Context) error {
-		if open.Load() {
-			return nil
-		}
-		select {
-		case <-released:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	var yield atomic.Bool
+	e := newPaceEnv(t, yield.Load)
 	ctx := context.Background()
-	first, err := e.guide(ctx, nil, Quick) // GiveWay closed: it must not wait
+	yield.Store(true)
+	first, err := e.guide(ctx, nil, Quick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,61 +92,42 @@ func TestFinishingGivesWay(t *testing.T) {
 	}
 	old := &site.ManifestGuide{Revision: first.Revision, Files: first.Public, Private: first.Private, Quick: first.Quick}
 
-	var named atomic.Int32
+	var named []string
+	var mu sync.Mutex
 	SyncHook = func(step, name string) {
-		if strings.HasPrefix(name, e.root) && (step == "link" || step == "rename") {
-			named.Add(1)
+		if strings.HasPrefix(name, filepath.Join(e.root, "out")+string(filepath.Separator)) && (step == "link" || step == "rename") {
+			mu.Lock()
+			named = append(named, name)
+			mu.Unlock()
+			yield.Store(true) // an upload starts once the first file is in place
 		}
 	}
 	t.Cleanup(func() { SyncHook = nil })
 
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := e.guide(cancelled, old, Finishing); !errors.Is(err, context.Canceled) {
-		t.Errorf("Finishing with its context ended while held: %v, want context.Canceled", err)
+	if out, err := e.guide(ctx, old, Finishing); !errors.Is(err, ErrGaveWay) || len(named) > 0 || out.Written > 0 {
+		t.Fatalf("told to give way at the start: %v, named %v, wrote %d; want ErrGaveWay and nothing written", err, named, out.Written)
 	}
-	done := make(chan error, 1)
-	var out Written
-	go func() {
-		var err error
-		out, err = e.guide(ctx, old, Finishing)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the Finishing export returned (%v) while held", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if n := named.Load(); n > 0 {
-		t.Errorf("the Finishing export named %d files while held", n)
-	}
-	open.Store(true)
-	close(released)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if named.Load() == 0 || len(out.Quick) > 0 {
-		t.Errorf("once released: %d files named, quick siblings %v; want the final siblings written, none quick", named.Load(), out.Quick)
-	}
-}
-
-// TestFinishingGivesWayForAWhile: a Finishing export held for good goes on
-// after MaxGiveWay and finishes its siblings.
-func TestFinishingGivesWayForAWhile(t *testing.T) {
-	defer func(d time.Duration) { MaxGiveWay = d }(MaxGiveWay)
-	MaxGiveWay = 200 * time.Millisecond
-	e := newPaceEnv(t, func(ctx context.Context) error {
-		<-ctx.Done()
-		return ctx.Err()
-	})
-	ctx := context.Background()
-	first, err := e.guide(ctx, nil, Quick)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := &site.ManifestGuide{Revision: first.Revision, Files: first.Public, Private: first.Private, Quick: first.Quick}
+	yield.Store(false)
 	out, err := e.guide(ctx, old, Finishing)
-	if err != nil || out.Written == 0 || len(out.Quick) > 0 {
-		t.Errorf("held for good: wrote %d, quick siblings %v, %v; want the final siblings written", out.Written, out.Quick, err)
+	if !errors.Is(err, ErrGaveWay) || len(named) == 0 {
+		t.Fatalf("told to give way after its first file: %v, named %v; want ErrGaveWay after some files", err, named)
+	}
+	listed := map[string]bool{}
+	for _, c := range out.Changes {
+		listed[filepath.Join(e.root, "out", filepath.FromSlash(c.Path))] = true
+	}
+	for _, n := range named {
+		if !listed[n] {
+			t.Errorf("%s named but not listed in the changes of the export that gave way", n)
+		}
+	}
+	SyncHook = nil
+	yield.Store(false)
+	if out, err := e.guide(ctx, old, Finishing); err != nil || out.Written == 0 || len(out.Quick) > 0 {
+		t.Errorf("not told to give way: wrote %d, quick siblings %v, %v; want the final siblings written", out.Written, out.Quick, err)
+	}
+	yield.Store(true)
+	if _, err := e.guide(ctx, nil, Quick); err != nil {
+		t.Errorf("a Quick export told to give way: %v; want it done", err)
 	}
 }

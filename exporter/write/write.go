@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/render"
@@ -49,6 +49,16 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		private, doc, media bool
 	}
 	group := func(f render.File) groupKey { return groupKey{f.Stage, f.Private, f.Doc, f.Data == nil} }
+	// What was written is counted even when a group fails or the context
+	// ends: the result's changes must list every file that changed, or a
+	// live publisher would leave the old version in the bucket.
+	defer func() {
+		for i, f := range files {
+			if results[i].ran {
+				w.add(f, &results[i])
+			}
+		}
+	}()
 	for start := 0; start < len(files); {
 		end := start + 1
 		for end < len(files) && group(files[end]) == group(files[start]) {
@@ -82,9 +92,6 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		}
 		start = end
 	}
-	for i, f := range files {
-		w.add(f, &results[i])
-	}
 	return nil
 }
 
@@ -95,10 +102,12 @@ type putResult struct {
 	digests map[string]Digest // of the public files written
 	res     Counts            // the counts and changes of this file's writes
 	err     error
+	ran     bool // put was called
 }
 
 // put publishes f through fw (a writer of its own) and keeps the outcome.
 func (r *putResult) put(fw *guideWriter, b *bundle.Bundle, f render.File, dw docWrite) {
+	r.ran = true
 	t := fw.e.pub
 	if f.Private {
 		t = fw.e.priv
@@ -273,7 +282,6 @@ type guideWriter struct {
 	srcMade stamp         // the source stamp of the media file last made (putSource)
 	quick   []string      // public siblings compressed with quick settings (prepareDocs)
 	pace    Pace          // of the whole export (Writer.Guide)
-	until   time.Time     // when a Finishing export stops giving way (giveWay)
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -390,7 +398,8 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // are compressed with quick settings and listed in w.quick, and the final
 // compressions (of unchanged documents: the finishing of an earlier quick
 // export) run one at a time, leaving the other CPU slots to the next
-// upload; in a Finishing export each waits for its turn (giveWay). Each
+// upload; in a Finishing export each asks first whether to give way (a
+// group of which one gave way is not written: ErrGaveWay). Each
 // distinct document (the alias repeats the default view's) is compressed
 // once per encoding and effort, and the compressions run in parallel
 // within the Jobs CPU slots, so that one guide's export (a watcher's
@@ -433,16 +442,16 @@ func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQ
 		docs[i] = dw
 	}
 	var wg sync.WaitGroup
+	var gaveWay atomic.Bool
 	for _, c := range jobs {
 		wg.Go(func() {
 			if quick && !c.quick {
-				// Given way before the slot is taken: a Quick export
-				// takes it too, and must not wait for one that waits.
-				if c.err = w.giveWay(ctx); c.err != nil {
-					return
-				}
 				w.e.finishing <- struct{}{}
 				defer func() { <-w.e.finishing }()
+				if gaveWay.Load() || w.giveWay(ctx) != nil {
+					gaveWay.Store(true)
+					return
+				}
 			}
 			w.e.cpu <- struct{}{}
 			c.z, c.err = w.e.comp.Compress(c.enc, c.data, c.quick)
@@ -450,5 +459,8 @@ func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQ
 		})
 	}
 	wg.Wait()
+	if gaveWay.Load() {
+		return nil, ErrGaveWay
+	}
 	return docs, ctx.Err()
 }

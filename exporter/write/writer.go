@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/moby/locker"
 
@@ -26,9 +25,9 @@ type Config struct {
 	// Marker is the private-tree name of the marker of writes in
 	// progress (a hidden name: see Writer.Begin).
 	Marker string
-	// GiveWay is what a Finishing export waits on (see Pace): it returns
-	// nil when the export may go on, or ctx's error. Nil: no waiting.
-	GiveWay func(ctx context.Context) error
+	// GiveWay tells a Finishing export to stop where it is (see Pace)
+	// when it returns true. Nil: never.
+	GiveWay func() bool
 }
 
 // Writer carries out plans against the public and private trees. Its
@@ -40,12 +39,12 @@ type Writer struct {
 	limits    bundle.Limits
 	marker    string
 	comp      *Compressor
-	cpu       chan struct{}               // Jobs slots for compression and decodes
-	finishing chan struct{}               // one slot: the final compressions that follow quick ones
-	giveWay   func(context.Context) error // Config.GiveWay
-	budget    decodeBudget                // the memory image decodes and PDF rewrites share (decodes.go)
-	decoding  locker.Locker               // by decode key: one decode of a content at a time
-	memo      mediaMemo                   // the media files made, for the next exports (mediamemo.go)
+	cpu       chan struct{} // Jobs slots for compression and decodes
+	finishing chan struct{} // one slot: the final compressions that follow quick ones
+	giveWay   func() bool   // Config.GiveWay
+	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
+	decoding  locker.Locker // by decode key: one decode of a content at a time
+	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
 
 	interrupted interruptState // see repair.go
 	shared      sharedFiles    // see shared.go
@@ -114,7 +113,7 @@ type Written struct {
 // A Finishing export gives way to Quick ones (see Pace).
 func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
 	var out Written
-	gw := &guideWriter{e: w, res: &out.Counts, pace: pace, until: time.Now().Add(MaxGiveWay)}
+	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
 		return out, err
 	}
