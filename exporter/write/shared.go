@@ -1,7 +1,6 @@
 package write
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -37,8 +36,8 @@ func (w *guideWriter) putShared(files []render.File) error {
 		if s.done[f.Path] {
 			continue
 		}
-		final := &guideWriter{e: w.e, res: w.res, pace: Final} // waits for nothing: no context needed
-		docs, err := final.prepareDocs(context.Background(), []render.File{f}, nil)
+		final := &guideWriter{e: w.e, res: w.res, pace: Final} // never gives way
+		docs, err := final.prepareDocs([]render.File{f}, nil)
 		if err != nil {
 			return fmt.Errorf("shared file %s: %w", f.Path, err)
 		}

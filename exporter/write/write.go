@@ -67,10 +67,10 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		// A stage's documents are compressed when its turn comes, so that
 		// an early stage (the default view's) does not wait for the
 		// compression of the later ones.
-		if err := w.giveWay(ctx); err != nil {
+		if err := w.giveWay(); err != nil {
 			return err
 		}
-		docs, err := w.prepareDocs(ctx, files[start:end], wasQuick)
+		docs, err := w.prepareDocs(files[start:end], wasQuick)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func tasksOf(files []render.File, start, end int) [][]int {
 // calling before ahead of each task. It returns ctx's error, or before's,
 // once the tasks started are done, when ctx ends or before fails before
 // every task started.
-func runTasks(ctx context.Context, before func(context.Context) error, tasks [][]int, put func(i int, images *imageCache)) error {
+func runTasks(ctx context.Context, before func() error, tasks [][]int, put func(i int, images *imageCache)) error {
 	sem := make(chan struct{}, writeParallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -179,7 +179,7 @@ func runTasks(ctx context.Context, before func(context.Context) error, tasks [][
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := before(ctx); err != nil {
+		if err := before(); err != nil {
 			return err
 		}
 		sem <- struct{}{}
@@ -403,9 +403,8 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // distinct document (the alias repeats the default view's) is compressed
 // once per encoding and effort, and the compressions run in parallel
 // within the Jobs CPU slots, so that one guide's export (a watcher's
-// re-export after an upload) uses every slot rather than one. It returns
-// ctx's error when ctx ends while a compression gives way.
-func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQuick map[string]bool) (map[int]docWrite, error) {
+// re-export after an upload) uses every slot rather than one.
+func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool) (map[int]docWrite, error) {
 	quick := w.pace != Final
 	type key struct {
 		sum   [sha256.Size]byte
@@ -448,7 +447,7 @@ func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQ
 			if quick && !c.quick {
 				w.e.finishing <- struct{}{}
 				defer func() { <-w.e.finishing }()
-				if gaveWay.Load() || w.giveWay(ctx) != nil {
+				if gaveWay.Load() || w.giveWay() != nil {
 					gaveWay.Store(true)
 					return
 				}
@@ -462,5 +461,5 @@ func (w *guideWriter) prepareDocs(ctx context.Context, files []render.File, wasQ
 	if gaveWay.Load() {
 		return nil, ErrGaveWay
 	}
-	return docs, ctx.Err()
+	return docs, nil
 }
