@@ -235,7 +235,11 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 		return next, nil
 	}
 	if res.Recompressed {
-		h.logger.Debug("compressed siblings finished", "folder", folder, "guide", res.GuideID, "written", res.Written)
+		msg := "compressed siblings finished"
+		if res.Quick > 0 {
+			msg = "compressed siblings finished in part: gave way to an upload" // the rest later
+		}
+		h.logger.Debug(msg, "folder", folder, "guide", res.GuideID, "written", res.Written)
 	} else {
 		h.logger.Info("guide exported", "folder", folder, "guide", res.GuideID, "revision", short(res.Revision),
 			"ready", res.Ready, "written", res.Written, "deleted", res.Deleted, "quick", res.Quick)
