@@ -19,7 +19,8 @@ type GuideResult struct {
 	Ready           bool   // default view ready: site.EventPath written
 	// NextChange is when to export the guide again: the earliest future
 	// expiresAt of its views, or now when it has Quick siblings to
-	// finish; zero if never.
+	// finish (a second later when their finishing gave way to an
+	// upload: giveway.go); zero if never.
 	NextChange time.Time
 	Views      int   // views published (the alias not counted)
 	Written    int   // files written
@@ -27,14 +28,17 @@ type GuideResult struct {
 	Deleted    int   // files deleted
 	Bytes      int64 // bytes written
 	// Quick is how many public compressed siblings were written with
-	// quick settings (Config.QuickSiblings): the next export replaces them.
+	// quick settings (Config.QuickSiblings), or are still quick when
+	// their finishing gave way: the next export replaces them.
 	Quick int
-	// Recompressed is true when the export replaced quick siblings and
-	// the guide's revision is the one it had: its documents and media are
-	// as they were, only their compressed bytes changed.
+	// Recompressed is true when the export replaced quick siblings, or
+	// some of them before it gave way, and the guide's revision is the
+	// one it had: its documents and media are as they were, only their
+	// compressed bytes changed.
 	Recompressed bool
 	// Changes are the public files this export wrote or removed, in
-	// the order it did so: what a live publisher sends to the bucket.
+	// the order it did so, all of them even when it failed or stopped
+	// half-way: what a live publisher sends to the bucket.
 	// Exporter.ExportAllEach hands them out and leaves them out of its
 	// report.
 	Changes []FileChange
