@@ -22,18 +22,50 @@ import (
 //     steps aside for the export of a changed bundle: it does not start
 //     while one is in progress, or while another Finishing export runs,
 //     and stops where it is (before its next group of files, compression
-//     or file) when one starts; it is done again finishRetry later. So a
-//     new upload has the CPU, the disk and a worker of the watcher to
-//     itself (docs/output.md, "Quick siblings"), and the quick siblings of
-//     uploads that follow one another are finished once they pause.
+//     or file) when one starts; it is done again finishRetry later, twice
+//     as late each time in a row it gives way, maxFinishRetry at most (so
+//     that a long run of uploads does not load every guide waiting to be
+//     finished once a second). So a new upload has the CPU, the disk and
+//     a worker of the watcher to itself (docs/output.md, "Quick
+//     siblings"), and the quick siblings of uploads that follow one
+//     another are finished once they pause.
 type giveWay struct {
 	uploads inProgress // single-folder exports
 	changed inProgress // single-folder exports of a changed bundle (write.Quick)
 	finish  sync.Mutex // held by the Finishing export in progress
+
+	mu      sync.Mutex
+	stepped map[string]int // by guide id: Finishing exports in a row that gave way
 }
 
-// finishRetry is how soon a Finishing export that gave way is done again.
-const finishRetry = time.Second
+// How soon a Finishing export that gave way is done again: finishRetry
+// the first time, twice as late each time in a row, maxFinishRetry at
+// most.
+const (
+	finishRetry    = time.Second
+	maxFinishRetry = 32 * time.Second
+)
+
+// steppedAside records that guide's Finishing export gave way and returns
+// how soon to do it again.
+func (g *giveWay) steppedAside(guide string) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stepped == nil {
+		g.stepped = map[string]int{}
+	}
+	n := g.stepped[guide]
+	g.stepped[guide] = n + 1
+	return min(finishRetry<<min(n, 16), maxFinishRetry)
+}
+
+// done forgets guide's Finishing exports that gave way: it was exported to
+// the end, or unpublished.
+func (g *giveWay) done(guide string) {
+	g.mu.Lock()
+	delete(g.stepped, guide)
+	g.mu.Unlock()
+}
 
 // finishing reports whether a Finishing export may start now, and returns
 // what records its end.

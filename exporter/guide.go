@@ -191,7 +191,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	case write.Finishing:
 		release, ok := e.way.finishing()
 		if !ok {
-			return gaveWay(res, *old, now), *old, nil
+			return gaveWay(res, *old, now.Add(e.way.steppedAside(g.GuideID))), *old, nil
 		}
 		defer release()
 	}
@@ -209,11 +209,12 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if errors.Is(err, write.ErrGaveWay) {
 		finished = true // what it wrote is whole; the record stays as it was
-		return gaveWay(res, *old, now), *old, nil
+		return gaveWay(res, *old, now.Add(e.way.steppedAside(g.GuideID))), *old, nil
 	}
 	if err != nil {
 		return res, site.ManifestGuide{}, err
 	}
+	e.way.done(g.GuideID)
 	res.Quick = len(out.Quick)
 	res.Recompressed = old != nil && len(old.Quick) > 0 && old.Revision == out.Revision
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: out.Public, Private: out.Private,
@@ -234,10 +235,10 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 
 // gaveWay returns res, the result of a Finishing export that did not start
 // or stopped to give way (giveway.go), as old, the guide's record, still
-// describes it: its quick siblings to be finished after finishRetry.
-func gaveWay(res GuideResult, old site.ManifestGuide, now time.Time) GuideResult {
+// describes it: its quick siblings to be finished at retry.
+func gaveWay(res GuideResult, old site.ManifestGuide, retry time.Time) GuideResult {
 	res.Revision, res.Quick, res.Recompressed = old.Revision, len(old.Quick), true
-	if retry := now.Add(finishRetry); res.NextChange.IsZero() || retry.Before(res.NextChange) {
+	if res.NextChange.IsZero() || retry.Before(res.NextChange) {
 		res.NextChange = retry
 	}
 	return res
@@ -406,6 +407,7 @@ func (e *Exporter) unpublish(id string) (GuideResult, error) {
 // unpublished drops guide id from the records in memory, which frees its
 // ids.
 func (e *Exporter) unpublished(id string) {
+	e.way.done(id)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.records.Forget(id)

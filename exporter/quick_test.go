@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -137,13 +138,15 @@ func TestFinishingGivesWayToUploads(t *testing.T) {
 	folder, guide := fixtureFolders[0], kingGuide
 	before := snapshot(t, ev.out, ev.outDir)
 	quick := len(e.records.Summaries()[guide].Quick)
+	retry := finishRetry
 	check := func(when string) {
 		t.Helper()
 		res, err := e.ExportBundle(ctx, folder)
-		if err != nil || res.Written > 0 || !res.Recompressed || res.Quick != quick || !res.NextChange.Equal(ev.now.Add(finishRetry)) {
+		if err != nil || res.Written > 0 || !res.Recompressed || res.Quick != quick || !res.NextChange.Equal(ev.now.Add(retry)) {
 			t.Errorf("%s: %v, written %d, Recompressed %v, Quick %d, NextChange %v; want nothing written, due again after %v",
-				when, err, res.Written, res.Recompressed, res.Quick, res.NextChange, finishRetry)
+				when, err, res.Written, res.Recompressed, res.Quick, res.NextChange, retry)
 		}
+		retry *= 2 // each time in a row
 		if c := changed(before, snapshot(t, ev.out, ev.outDir)); len(c) > 0 {
 			t.Errorf("%s: changed %v", when, c)
 		}
@@ -169,6 +172,33 @@ func TestFinishingGivesWayToUploads(t *testing.T) {
 	res, err := e.ExportBundle(ctx, folder)
 	if err != nil || !res.Recompressed || res.Quick != 0 || res.Written == 0 {
 		t.Errorf("with nothing in its way: %v, Recompressed %v, Quick %d, Written %d; want it finished", err, res.Recompressed, res.Quick, res.Written)
+	}
+	if n := len(e.way.stepped); n != 0 {
+		t.Errorf("%d guides still counted as having given way", n)
+	}
+}
+
+// TestFinishRetryBacksOff: each time in a row a guide's finishing gives
+// way, it is tried again twice as late, maxFinishRetry at most; once done,
+// the count starts again.
+func TestFinishRetryBacksOff(t *testing.T) {
+	var g giveWay
+	var got []time.Duration
+	for range 8 {
+		got = append(got, g.steppedAside("g1"))
+	}
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 32, 32}
+	for i := range want {
+		if got[i] != want[i]*time.Second {
+			t.Fatalf("retries %v, want %v seconds", got, want)
+		}
+	}
+	if d := g.steppedAside("g2"); d != finishRetry {
+		t.Errorf("another guide's first retry after %v", d)
+	}
+	g.done("g1")
+	if d := g.steppedAside("g1"); d != finishRetry {
+		t.Errorf("after done, retry after %v", d)
 	}
 }
 
