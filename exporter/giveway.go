@@ -84,13 +84,13 @@ func (g *giveWay) yield() bool { return g.changed.running() > 0 }
 type inProgress struct {
 	mu   sync.Mutex
 	n    int
-	idle chan struct{} // closed while n is zero; nil: not made yet (zero)
+	idle chan struct{} // made when n leaves zero, closed when it is back
 }
 
 // start records work starting and returns what records its end.
 func (p *inProgress) start() (done func()) {
 	p.mu.Lock()
-	if p.n == 0 || p.idle == nil {
+	if p.n == 0 {
 		p.idle = make(chan struct{})
 	}
 	p.n++
@@ -112,12 +112,9 @@ func (p *inProgress) start() (done func()) {
 // ends first.
 func (p *inProgress) wait(ctx context.Context) error {
 	p.mu.Lock()
-	idle := p.idle
-	if p.n == 0 {
-		idle = nil
-	}
+	idle, n := p.idle, p.n
 	p.mu.Unlock()
-	if idle == nil {
+	if n == 0 {
 		return nil
 	}
 	select {

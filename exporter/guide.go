@@ -191,7 +191,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	case write.Finishing:
 		release, ok := e.way.finishing()
 		if !ok {
-			return gaveWay(res, *old, now.Add(e.way.steppedAside(g.GuideID))), *old, nil
+			return e.gaveWay(res, *old, now), *old, nil
 		}
 		defer release()
 	}
@@ -209,7 +209,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if errors.Is(err, write.ErrGaveWay) {
 		finished = true // what it wrote is whole; the record stays as it was
-		return gaveWay(res, *old, now.Add(e.way.steppedAside(g.GuideID))), *old, nil
+		return e.gaveWay(res, *old, now), *old, nil
 	}
 	if err != nil {
 		return res, site.ManifestGuide{}, err
@@ -233,12 +233,12 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	return res, entry, nil
 }
 
-// gaveWay returns res, the result of a Finishing export that did not start
-// or stopped to give way (giveway.go), as old, the guide's record, still
-// describes it: its quick siblings to be finished at retry.
-func gaveWay(res GuideResult, old site.ManifestGuide, retry time.Time) GuideResult {
+// gaveWay records that the Finishing export of res's guide did not start
+// or stopped to give way (giveway.go) and returns res as old, the guide's
+// record, still describes it: its quick siblings to be finished later.
+func (e *Exporter) gaveWay(res GuideResult, old site.ManifestGuide, now time.Time) GuideResult {
 	res.Revision, res.Quick, res.Recompressed = old.Revision, len(old.Quick), true
-	if res.NextChange.IsZero() || retry.Before(res.NextChange) {
+	if retry := now.Add(e.way.steppedAside(res.GuideID)); res.NextChange.IsZero() || retry.Before(res.NextChange) {
 		res.NextChange = retry
 	}
 	return res

@@ -19,8 +19,8 @@ type GuideResult struct {
 	Ready           bool   // default view ready: site.EventPath written
 	// NextChange is when to export the guide again: the earliest future
 	// expiresAt of its views, or now when it has Quick siblings to
-	// finish (a second later when their finishing gave way to an
-	// upload: giveway.go); zero if never.
+	// finish (a second or more later when their finishing gave way to
+	// an upload: giveway.go); zero if never.
 	NextChange time.Time
 	Views      int   // views published (the alias not counted)
 	Written    int   // files written

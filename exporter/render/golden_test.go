@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/bundle/bundletest"
 	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
 )
@@ -39,7 +40,7 @@ func TestGoldenPlans(t *testing.T) {
 	}
 	var listing []string
 	for _, d := range folders {
-		b := loadFixture(t, d.Name())
+		b := bundletest.Load(t, d.Name())
 		p, err := Guide(b, goldenSettings, testNow)
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name(), err)

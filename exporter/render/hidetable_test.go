@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/guidepub/guidepub/exporter/bundle/bundletest"
 )
 
 // TestCheckPublicRefuses: the last check before writing refuses a public
@@ -11,7 +13,7 @@ import (
 // without its row, a kind the view hides, media of a view that is not
 // ready or under the alias, a file of no view.
 func TestCheckPublicRefuses(t *testing.T) {
-	b := loadFixture(t, "ansi-us-house")
+	b := bundletest.Load(t, "ansi-us-house")
 	g := &b.Guide
 	allowed := []string{"vMAPLE-main/data/status", "vMAPLE-main/doc/en/embedImage.png", "123-maple-ave/reso/autofill",
 		"u/123-maple-ave/es/index.html", "vMAPLE-locked/data/summary", "vMAPLE-locked/index.html", "vMAPLE-nomedia/reso/autofill"}

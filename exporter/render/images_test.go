@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/guidepub/guidepub/exporter/bundle/bundletest"
 	"github.com/guidepub/guidepub/site/viewpage"
 )
 
@@ -11,7 +12,7 @@ import (
 // and floor page, its renditions in ascending width, with their URLs and
 // sizes; a view that hides photos has none for them.
 func TestPageRenditions(t *testing.T) {
-	b := loadFixture(t, "301-king-st-e")
+	b := bundletest.Load(t, "301-king-st-e")
 	r := &renderer{g: &b.Guide, media: b.Media, urls: URLs{View: "https://v.example"}, now: testNow}
 	for i := range b.Guide.Views {
 		if _, err := r.renderView(&b.Guide.Views[i]); err != nil {

@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"errors"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,8 +13,8 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/bundle/bundletest"
 	"github.com/guidepub/guidepub/exporter/render"
-	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -29,20 +28,7 @@ type paceEnv struct {
 
 func newPaceEnv(t *testing.T, giveWay func() bool) *paceEnv {
 	t.Helper()
-	files, err := fixtures.BundleFiles("301-king-st-e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := afero.NewMemMapFs()
-	for name, data := range files {
-		if err := afero.WriteFile(src, path.Join("/src/g", name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := bundle.Load(src, "/src/g")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := bundletest.Load(t, "301-king-st-e")
 	urls := render.URLs{View: "https://view.example", Unbranded: "https://mls.example", Embed: "https://embed.example", Base: "https://example.com"}
 	p, err := render.Guide(b, render.Settings{URLs: urls, SourceName: "guidepub"}, time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 	if err != nil {

@@ -36,8 +36,7 @@ func (w *guideWriter) putShared(files []render.File) error {
 		if s.done[f.Path] {
 			continue
 		}
-		final := &guideWriter{e: w.e, res: w.res, pace: Final} // never gives way
-		docs, err := final.prepareDocs([]render.File{f}, nil)
+		docs, err := w.prepareDocs([]render.File{f}, nil, Final) // at Final, never gives way
 		if err != nil {
 			return fmt.Errorf("shared file %s: %w", f.Path, err)
 		}

@@ -70,7 +70,7 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		if err := w.giveWay(); err != nil {
 			return err
 		}
-		docs, err := w.prepareDocs(files[start:end], wasQuick)
+		docs, err := w.prepareDocs(files[start:end], wasQuick, w.pace)
 		if err != nil {
 			return err
 		}
@@ -394,7 +394,7 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // document: a sibling is compressed unless the document and that sibling
 // are already published (a sibling wasQuick holds, one the previous
 // export listed as quick, is not: it is compressed again, finally). At a
-// pace other than Final, the siblings of a public document that changed
+// pace other than Final (w's, or Final for the shared files), the siblings of a public document that changed
 // are compressed with quick settings and listed in w.quick, and the final
 // compressions (of unchanged documents: the finishing of an earlier quick
 // export) run one at a time, leaving the other CPU slots to the next
@@ -404,8 +404,8 @@ func (w *guideWriter) addDigest(p string, d Digest) {
 // once per encoding and effort, and the compressions run in parallel
 // within the Jobs CPU slots, so that one guide's export (a watcher's
 // re-export after an upload) uses every slot rather than one.
-func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool) (map[int]docWrite, error) {
-	quick := w.pace != Final
+func (w *guideWriter) prepareDocs(files []render.File, wasQuick map[string]bool, pace Pace) (map[int]docWrite, error) {
+	quick := pace != Final
 	type key struct {
 		sum   [sha256.Size]byte
 		enc   string
