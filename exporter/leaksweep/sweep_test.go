@@ -3,6 +3,7 @@ package leaksweep
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,8 +23,10 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -90,6 +94,74 @@ var scenarios = []scenario{
 		s.idle(t)
 		return s.channels(t)
 	}},
+	{"hidden in uploads stopped half-way, then exported again", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		// The next export finds in place what the stopped one wrote:
+		// only the stopped one's result can send those files up.
+		stop := stopAtFirstFile(t)
+		s := env.site(t, "stopped", []site.Encoding{site.Gzip}, site.Gzip)
+		c.write(t, s.src, false)
+		s.export(t)
+		c.write(t, s.src, true)
+		s.uploadStopped(t, c, stop)
+		s.export(t)
+		return s.channels(t)
+	}},
+}
+
+// stopper cancels the context of the export in progress, once.
+type stopper struct {
+	cancel atomic.Pointer[context.CancelFunc]
+	out    atomic.Pointer[string] // the public tree whose files count
+}
+
+// stopAtFirstFile installs, for the rest of t, a hook that stops an
+// export started with the stopper's context once the export has put its
+// first file of the public tree in place. It is installed before any
+// publisher runs, and only read after.
+func stopAtFirstFile(t *testing.T) *stopper {
+	st := &stopper{}
+	write.SyncHook = func(step, name string) {
+		out := st.out.Load()
+		if out == nil || (step != "link" && step != "rename") || !strings.HasPrefix(name, *out+string(filepath.Separator)) {
+			return
+		}
+		if cancel := st.cancel.Swap(nil); cancel != nil {
+			(*cancel)()
+		}
+	}
+	t.Cleanup(func() { write.SyncHook = nil })
+	return st
+}
+
+// uploadStopped exports each bundle of c as watch does an upload (through
+// the pipeline, which hands the result to the live publisher), each
+// export stopped by st after its first file, as a process asked to
+// stop in the middle of an upload; then waits until the publisher has
+// uploaded what the stopped exports listed.
+func (s *sweepSite) uploadStopped(t *testing.T, c *corpus, st *stopper) {
+	p := pipeline.New(pipeline.Config{Live: s.live})
+	st.out.Store(&s.out)
+	defer st.out.Store(nil)
+	stopped := 0
+	for _, b := range c.bundles {
+		ctx, cancel := context.WithCancel(context.Background())
+		st.cancel.Store(&cancel)
+		_, _, err := p.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return s.ex.ExportBundle(ctx, b.folder) })
+		st.cancel.Store(nil)
+		cancel()
+		switch {
+		case errors.Is(err, context.Canceled):
+			stopped++
+		case err != nil:
+			t.Fatalf("%s: %v", b.folder, err)
+		}
+	}
+	if stopped == 0 {
+		t.Fatal("no export stopped: the scenario tests nothing")
+	}
+	if s.running {
+		s.idle(t)
+	}
 }
 
 // TestLeakSweep exports the corpus with each hidden feature on its own and
