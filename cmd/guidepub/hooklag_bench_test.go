@@ -38,10 +38,12 @@ import (
 // takes it from a clock that may lag by up to one tick, so the lag
 // measured is, if anything, a little longer than the real one. Each run
 // uploads GUIDEPUB_BENCH_UPLOADS new guides (default 40) one after the
-// other, each once the previous one's event has arrived; ms/event is the
+// other, each once the previous one's event has arrived, each staged and
+// its folder renamed into place (stageBundle); ms/event is the
 // status→POST lag, queued-ms the part until the pipeline's Enqueue returned
 // (the export's remaining writes and the commit), sent-ms the rest (it can
-// be below zero: the POST may arrive before Enqueue has returned).
+// be below zero: the POST may arrive before Enqueue has returned), and
+// status-ms the time from the rename to the status.
 func BenchmarkWebhookLag(b *testing.B) {
 	stores := []struct {
 		name string
@@ -101,8 +103,7 @@ func benchmarkWebhookLag(b *testing.B, dsn string, split bool) {
 	b.ResetTimer()
 	for i := range uploads {
 		time.Sleep(pause)
-		writeBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", i)), benchBundle(b, i, hook.URL))
-		uploaded := time.Now() // guide.json renamed into place
+		uploaded := stageBundle(b, filepath.Join(src, fmt.Sprintf("guide-%05d", i)), benchBundle(b, i, hook.URL))
 		id := fmt.Sprintf("gBENCH%05d", i)
 		rcv.wait(b, "the event of "+id, time.Minute, func() bool { _, ok := rcv.of(id); return ok })
 		// The POST may come before the pipeline's Enqueue call has returned.

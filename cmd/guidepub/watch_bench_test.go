@@ -155,6 +155,22 @@ func writeBundle(b *testing.B, dir string, files map[string][]byte) {
 	}
 }
 
+// stageBundle uploads a new bundle as the README tells uploaders to: its
+// files written to dir+".partial", then that folder renamed to dir. It
+// returns the moment of the rename, when the upload is complete. (A new
+// folder filled in place and completed by renaming its guide.json is
+// found, when the rename comes before the watcher has added the folder's
+// watch, by the walk that adds it, and waits for the debounce: on a fast
+// file system that is a coin toss, docs/watching.md.)
+func stageBundle(b *testing.B, dir string, files map[string][]byte) time.Time {
+	b.Helper()
+	writeBundle(b, dir+".partial", files)
+	if err := os.Rename(dir+".partial", dir); err != nil {
+		b.Fatal(err)
+	}
+	return time.Now()
+}
+
 // arrivals records when the first delivery of each guide reached the
 // receiver.
 type arrivals struct {
