@@ -144,7 +144,7 @@ func (e *env) runDev(c *cli.Context) error {
 	served := make(chan error, 1)
 	go func() {
 		served <- serveHTTP(ctx, d.ln, mux, d.side.HTTP, logger, func(ctx context.Context) error {
-			if err := parts.Close(ctx); err != nil {
+			if err := parts.Queue.Stop(ctx); err != nil {
 				logger.Warn("deliveries still in flight at exit; they are sent again after a restart", "error", err.Error())
 			}
 			return nil
@@ -167,7 +167,10 @@ func (e *env) runDev(c *cli.Context) error {
 		},
 	})
 	stop()
-	return errors.Join(werr, <-served)
+	serr := <-served
+	// The store closes last: the watcher finishes the exports it had
+	// started when interrupted, and queues their ready events.
+	return errors.Join(werr, serr, parts.Store.Close())
 }
 
 // logRequestsOf returns logger when --log-requests asks for a line per

@@ -366,6 +366,70 @@ func TestDev(t *testing.T) {
 	t.Run("samples", func(t *testing.T) { testDevSamples(t, bin) })
 	t.Run("polling", func(t *testing.T) { testDevPolling(t, bin) })
 	t.Run("second run", func(t *testing.T) { testDevSecondRun(t, bin) })
+	t.Run("stopped while exporting", func(t *testing.T) { testDevStopWhileExporting(t, bin) })
+}
+
+// testDevStopWhileExporting interrupts "guidepub dev" during its first
+// export of the samples. The watcher finishes the exports it has started
+// (an export is not cut short), so their ready events must be queued
+// before the store closes: until 2026-11-27 the sidecar's shutdown closed
+// the store beside them ("ready event not queued ... database is
+// closed"), leaving the events to the next start. The interrupt comes a
+// little later each try, until one lands while an export runs.
+func testDevStopWhileExporting(t *testing.T, bin string) {
+	for _, delay := range []time.Duration{300 * time.Millisecond, 150 * time.Millisecond, 600 * time.Millisecond, 50 * time.Millisecond, time.Second} {
+		out := interruptDev(t, bin, delay)
+		_, after, ok := strings.Cut(out, "shutting down")
+		if !ok || !strings.Contains(after, "guide exported") {
+			continue // no export finished after the interrupt: try another moment
+		}
+		if strings.Contains(out, "ready event not queued") || strings.Contains(out, " ERR ") {
+			t.Fatalf("an export finished after the interrupt could not queue its event:\n%s", out)
+		}
+		queued := map[string]bool{}
+		for line := range strings.Lines(out) {
+			if strings.Contains(line, "delivery queued") {
+				queued[between(line, "guide=", " ")] = true
+			}
+		}
+		for line := range strings.Lines(after) {
+			if strings.Contains(line, "guide exported") && strings.Contains(line, "ready=true") && !queued[between(line, "guide=", " ")] {
+				t.Errorf("exported after the interrupt, its delivery not queued: %s\n%s", line, out)
+			}
+		}
+		return
+	}
+	t.Fatal("no interrupt landed while an export ran: the test shows nothing")
+}
+
+// interruptDev starts "guidepub dev" over the samples in a new work
+// folder, interrupts it delay after it listens, and returns its output
+// once it exited (failing the test unless it exited cleanly).
+func interruptDev(t *testing.T, bin string, delay time.Duration) string {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--work-dir", t.TempDir())
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "guidepub dev listening", func() bool { return strings.Contains(out.String(), "listening on") })
+	time.Sleep(delay)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("guidepub dev exited with %v:\n%s", err, out)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("guidepub dev did not stop on interrupt:\n%s", out)
+	}
+	return out.String()
 }
 
 // testDevPolling checks --poll: an upload is found by scanning, without
