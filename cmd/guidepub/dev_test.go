@@ -374,10 +374,10 @@ func TestDev(t *testing.T) {
 // (an export is not cut short), so their ready events must be queued
 // before the store closes: until 2026-11-27 the sidecar's shutdown closed
 // the store beside them ("ready event not queued ... database is
-// closed"), leaving the events to the next start. The interrupt comes a
-// little later each try, until one lands while an export runs.
+// closed"), leaving the events to the next start. Each try interrupts at
+// another moment, until one lands while an export runs.
 func testDevStopWhileExporting(t *testing.T, bin string) {
-	for _, delay := range []time.Duration{300 * time.Millisecond, 150 * time.Millisecond, 600 * time.Millisecond, 50 * time.Millisecond, time.Second} {
+	for _, delay := range []time.Duration{300 * time.Millisecond, 150 * time.Millisecond, 600 * time.Millisecond, time.Second, 2 * time.Second, 50 * time.Millisecond} {
 		out := interruptDev(t, bin, delay)
 		_, after, ok := strings.Cut(out, "shutting down")
 		if !ok || !strings.Contains(after, "guide exported") {
