@@ -165,7 +165,9 @@ func (e *Exporter) publishClaimed(ctx context.Context, b *bundle.Bundle, quick b
 // all of old's files exist, nothing is rendered or written. On an error
 // some files may have been replaced by their new versions, never by a
 // partial one; old's files that b no longer publishes are deleted only
-// after everything else was written. With quick, the siblings of changed
+// after everything else was written, unless the export changes what the
+// views show and fails half-way: then every public file of old it did
+// not reach is deleted (write.Writer.Guide). With quick, the siblings of changed
 // documents are quick ones (write.Writer.Guide) and the result's
 // NextChange is now, so that the guide's next export, soon, finishes
 // them; a guide with quick siblings is never up to date.
@@ -218,7 +220,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	res.Quick = len(out.Quick)
 	res.Recompressed = old != nil && len(old.Quick) > 0 && old.Revision == out.Revision
 	entry := site.ManifestGuide{Folder: b.Folder, Revision: res.Revision, Ids: p.IDs, Files: out.Public, Private: out.Private,
-		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready, Quick: out.Quick}
+		Source: fp, Inputs: inputs, Views: res.Views, Ready: res.Ready, Quick: out.Quick, Visibility: p.Visibility}
 	if !res.NextChange.IsZero() {
 		next := res.NextChange
 		entry.NextChange = &next

@@ -60,4 +60,9 @@ type ManifestGuide struct {
 	// settings (Encoding.EncodeQuick), sorted: such a guide is never up
 	// to date, and its next export replaces them with their final bytes.
 	Quick []string `json:"quick,omitempty"`
+	// Visibility is the digest of what decided which kinds of files and
+	// fields each view showed when the guide was exported (its views,
+	// their statuses and hides). An export that changes it and stops
+	// half-way withdraws the public files it did not reach.
+	Visibility string `json:"visibility,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +45,10 @@ type channel struct {
 	// tree is set on the exported public tree, whose paths are also
 	// checked against the hide table.
 	tree bool
+	// withdrawn are the folders of the bundles whose export withdrew
+	// public files (it failed half-way): their public fields may be
+	// missing.
+	withdrawn map[string]bool
 }
 
 // scenario publishes the corpus one way and returns every channel to
@@ -106,6 +111,30 @@ var scenarios = []scenario{
 		s.export(t)
 		return s.channels(t)
 	}},
+	{"hidden in uploads that fail half-way", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		// A file that cannot be written (a full disk): the files the
+		// export did not reach must not keep what the view now hides.
+		s := env.faultySite(t, "failed", []site.Encoding{site.Gzip}, site.Gzip)
+		c.write(t, s.src, false)
+		s.export(t)
+		c.write(t, s.src, true)
+		s.outFaults.Fail(len(c.bundles), func(op, name string) bool {
+			// The hiding view's autofill (and so the alias's), which
+			// every hide but one changes.
+			return op == "rename" && strings.HasSuffix(filepath.ToSlash(name), "/reso/autofill")
+		})
+		failed := s.uploadEach(t, c, func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
+			func(err error) bool { return errors.Is(err, syscall.ENOSPC) })
+		s.outFaults.Fail(0, nil)
+		if len(failed) == 0 {
+			t.Fatal("no export failed: the scenario tests nothing")
+		}
+		chs := s.channels(t)
+		for i := range chs {
+			chs[i].withdrawn = failed
+		}
+		return chs
+	}},
 }
 
 // stopper cancels the context of the export in progress, once.
@@ -133,35 +162,46 @@ func stopAtFirstFile(t *testing.T) *stopper {
 	return st
 }
 
-// uploadStopped exports each bundle of c as watch does an upload (through
-// the pipeline, which hands the result to the live publisher), each
-// export stopped by st after its first file, as a process asked to
-// stop in the middle of an upload; then waits until the publisher has
-// uploaded what the stopped exports listed.
+// uploadStopped exports each bundle of c as an upload (uploadEach), each
+// export stopped by st after its first file, as a process asked to stop
+// in the middle of an upload.
 func (s *sweepSite) uploadStopped(t *testing.T, c *corpus, st *stopper) {
-	p := pipeline.New(pipeline.Config{Live: s.live})
 	st.out.Store(&s.out)
 	defer st.out.Store(nil)
-	stopped := 0
-	for _, b := range c.bundles {
+	stopped := s.uploadEach(t, c, func() (context.Context, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
 		st.cancel.Store(&cancel)
+		return ctx, func() { st.cancel.Store(nil); cancel() }
+	}, func(err error) bool { return errors.Is(err, context.Canceled) })
+	if len(stopped) == 0 {
+		t.Fatal("no export stopped: the scenario tests nothing")
+	}
+}
+
+// uploadEach exports each bundle of c as watch does an upload: through
+// the pipeline, which hands the result to the live publisher, in the
+// context ctx returns (ended by its second result once the export
+// returned). It returns the folders of the bundles whose export failed
+// with an error that expected accepts (any other fails the test), once
+// the running publisher has uploaded what the exports listed.
+func (s *sweepSite) uploadEach(t *testing.T, c *corpus, ctx func() (context.Context, context.CancelFunc), expected func(error) bool) map[string]bool {
+	p := pipeline.New(pipeline.Config{Live: s.live})
+	failed := map[string]bool{}
+	for _, b := range c.bundles {
+		ctx, end := ctx()
 		_, _, err := p.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return s.ex.ExportBundle(ctx, b.folder) })
-		st.cancel.Store(nil)
-		cancel()
+		end()
 		switch {
-		case errors.Is(err, context.Canceled):
-			stopped++
+		case err != nil && expected(err):
+			failed[b.folder] = true
 		case err != nil:
 			t.Fatalf("%s: %v", b.folder, err)
 		}
 	}
-	if stopped == 0 {
-		t.Fatal("no export stopped: the scenario tests nothing")
-	}
 	if s.running {
 		s.idle(t)
 	}
+	return failed
 }
 
 // TestLeakSweep exports the corpus with each hidden feature on its own and
@@ -178,7 +218,7 @@ func TestLeakSweep(t *testing.T) {
 				t.Run(ch.name, func(t *testing.T) {
 					found := search(c, ch)
 					checkSlots(t, c, found)
-					checkFields(t, c, found)
+					checkFields(t, c, found, ch.withdrawn)
 					if ch.tree {
 						checkTable(t, c, ch)
 					}
@@ -202,8 +242,9 @@ func checkSlots(t *testing.T, c *corpus, found map[string][]string) {
 
 // checkFields fails for a field canary found where it must not be (a
 // field its bundle hides, or one never public) and for one missing where
-// it must be (which would mean the search finds nothing).
-func checkFields(t *testing.T, c *corpus, found map[string][]string) {
+// it must be (which would mean the search finds nothing), unless its
+// bundle is one of withdrawn.
+func checkFields(t *testing.T, c *corpus, found map[string][]string, withdrawn map[string]bool) {
 	for _, b := range c.bundles {
 		for _, f := range fields {
 			if b.needle[f.pattern] == "" {
@@ -214,7 +255,7 @@ func checkFields(t *testing.T, c *corpus, found map[string][]string) {
 			switch {
 			case (hidden || !f.public) && len(where) > 0:
 				t.Errorf("bundle hiding %v: %s is public in %s", b.hidden, f.pattern, some(where))
-			case !hidden && f.public && len(where) == 0:
+			case !hidden && f.public && len(where) == 0 && !withdrawn[b.folder]:
 				t.Errorf("bundle hiding %v: %s is in no public byte: the search cannot be trusted", b.hidden, f.pattern)
 			}
 		}
@@ -362,7 +403,8 @@ type sweepSite struct {
 	src, out, priv string
 	ex             *exporter.Exporter
 	bucket         *blob.Bucket
-	faults         *publishtest.FaultFs
+	faults         *publishtest.FaultFs // the outbox's
+	outFaults      *publishtest.FaultFs // the public tree's, on a faultySite
 	lc             publish.LiveConfig
 	live           *publish.Live
 	halt           func() // stops live: its Run, then its lock
@@ -373,12 +415,27 @@ type sweepSite struct {
 // encs and whose live publisher uploads documents encoded with upload to a
 // bucket of its own; the publisher runs until the test ends or stop.
 func (env *sweepEnv) site(t *testing.T, name string, encs []site.Encoding, upload site.Encoding) *sweepSite {
+	return env.newSite(t, name, encs, upload, false)
+}
+
+// faultySite is site with the exporter writing the public tree through
+// s.outFaults, which a scenario can make fail (the writer then takes its
+// portable path: a temporary file renamed into place, media copied).
+func (env *sweepEnv) faultySite(t *testing.T, name string, encs []site.Encoding, upload site.Encoding) *sweepSite {
+	return env.newSite(t, name, encs, upload, true)
+}
+
+func (env *sweepEnv) newSite(t *testing.T, name string, encs []site.Encoding, upload site.Encoding, faultyOut bool) *sweepSite {
 	dir := t.TempDir()
 	s := &sweepSite{src: filepath.Join(dir, "src"), out: filepath.Join(dir, "public"), priv: filepath.Join(dir, "private")}
 	cfg := exporter.DefaultConfig()
 	cfg.Encodings = encs
 	osfs := afero.NewOsFs()
 	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, s.src, osfs, s.out, osfs, s.priv
+	if faultyOut {
+		s.outFaults = publishtest.NewFaultFs(osfs)
+		cfg.Out = s.outFaults
+	}
 	ex, err := exporter.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -101,6 +101,7 @@ type recordSummary struct {
 	Views      int        `json:"views,omitempty"`
 	Ready      bool       `json:"ready,omitempty"`
 	Quick      []string   `json:"quick,omitempty"`
+	Visibility string     `json:"visibility,omitempty"`
 }
 
 // fileSum is the hash and stamp of one public file, on the second line of
@@ -115,7 +116,8 @@ type fileSum struct {
 // entry returns the manifest entry a record head holds.
 func (h *recordHead) entry() site.ManifestGuide {
 	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
-		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick}
+		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick,
+		Visibility: h.Visibility}
 }
 
 // newRecord returns the record of guide id with entry mg, whose public
@@ -123,7 +125,7 @@ func (h *recordHead) entry() site.ManifestGuide {
 func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
 	return &record{recordHead: recordHead{recordSummary: recordSummary{Version: recordVersion, GuideID: id, Folder: mg.Folder,
 		Revision: mg.Revision, Ids: mg.Ids, Source: mg.Source, NextChange: mg.NextChange, Views: mg.Views, Ready: mg.Ready,
-		Quick: mg.Quick}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Public: public}
+		Quick: mg.Quick, Visibility: mg.Visibility}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Public: public}
 }
 
 // encode returns the two lines of the record's file.

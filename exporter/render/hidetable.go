@@ -1,8 +1,13 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
@@ -47,4 +52,37 @@ func CheckPublic(g *bundle.Guide, now time.Time, files []File) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Visibility returns a digest of the hide table's inputs for guide g at
+// now: its view ids and alias, which view is the default, and each
+// view's status, hidden features and own floor plans. Two versions of a
+// guide with the same Visibility show the same kinds of files and fields
+// (their content may differ); a version with another one may show less,
+// so that an export of it that stops half-way withdraws the files it did
+// not reach rather than leave them as they were
+// (docs/robustness.md#the-bucket-after-a-fault).
+func Visibility(g *bundle.Guide, now time.Time) string {
+	type view struct {
+		ID, Status string
+		Default    bool
+		Hidden     []string
+		Plans      map[string]bundle.Documents
+	}
+	in := struct {
+		Alias string
+		Views []view
+	}{Alias: g.Alias}
+	for i := range g.Views {
+		v := &g.Views[i]
+		in.Views = append(in.Views, view{ID: v.ViewID, Status: ViewStatus(g, v, now), Default: v == g.DefaultView(),
+			Hidden: slices.Sorted(slices.Values(v.Hidden)), Plans: v.Plans})
+	}
+	slices.SortFunc(in.Views, func(a, b view) int { return strings.Compare(a.ID, b.ID) })
+	data, err := json.Marshal(in) // maps in key order: deterministic
+	if err != nil {
+		panic(fmt.Sprintf("render: visibility of guide %s: %v", g.GuideID, err)) // plain data: cannot fail
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }

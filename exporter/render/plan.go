@@ -48,6 +48,9 @@ type Plan struct {
 	Ready      bool      // the default view is ready: the ready event is among Files
 	Views      int       // views published (the alias not counted)
 	NextChange time.Time // earliest future expiresAt of its views (zero if none)
+	// Visibility is the digest of what decides which kinds of files and
+	// fields each view shows (see Visibility), kept in the guide's record.
+	Visibility string
 }
 
 // File is one file the export of a guide publishes.
@@ -90,7 +93,7 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
 	}
 	r := &renderer{g: g, media: b.Media, urls: s.URLs, sourceName: s.SourceName, now: now}
-	p := &Plan{IDs: PublicIDs(g), Views: len(g.Views)}
+	p := &Plan{IDs: PublicIDs(g), Views: len(g.Views), Visibility: Visibility(g, now)}
 	public, err := r.views(b, s, p)
 	if err != nil {
 		return nil, err

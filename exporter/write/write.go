@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -119,6 +120,9 @@ func (r *putResult) put(fw *guideWriter, b *bundle.Bundle, f render.File, dw doc
 	} else {
 		r.h = sha256.Sum256(f.Data)
 		r.written, r.err = fw.put(t, f, f.Data, dw)
+	}
+	if r.err != nil {
+		r.written = nil // what a failed put left is not its new version
 	}
 	r.digests = fw.digests
 }
@@ -251,6 +255,26 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 		}
 	}
 	return nil
+}
+
+// withdraw deletes the public files old published that this export did
+// not put in place (w.public: written, or found holding their new bytes).
+// An export that changes what the guide's views show (render.Visibility)
+// calls it when it stops half-way: a file it did not reach would keep
+// what a view now hides, in the tree and, through the result's changes,
+// in the bucket. The guide shows less until an export of it finishes.
+func (w *guideWriter) withdraw(old *site.ManifestGuide) error {
+	reached := slices.Sorted(slices.Values(w.public))
+	var errs []error
+	for _, f := range old.Files {
+		if _, found := slices.BinarySearch(reached, f); found {
+			continue
+		}
+		if err := removeFile(w.res, w.e.pub, f, nil, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeFile deletes p from t (a missing file is not an error) and the

@@ -2,6 +2,7 @@ package write
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/moby/locker"
@@ -99,7 +100,10 @@ type Written struct {
 // revision they make, then deletes the files old (the guide's previous
 // publication, or nil) published that p no longer does, and flushes the
 // folders that changed. On an error some files may have been replaced
-// by their new versions, never by a partial one; a media file that keeps
+// by their new versions, never by a partial one, and the others keep
+// their old ones, except when p's Visibility differs from old's: then
+// the public files old published that this export did not reach are
+// deleted (withdraw), and listed as removed. A media file that keeps
 // changing while it is read, or does not decode, is a *bundle.Error.
 // The caller holds Begin and End around it.
 //
@@ -118,6 +122,13 @@ func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, ol
 		return out, err
 	}
 	if err := gw.putAll(ctx, b, p.Files, old); err != nil {
+		// An export that stops half-way while it changes what the
+		// guide's views show (they may show less; a record written before
+		// Visibility existed counts as a change) takes back what it did not
+		// reach. A finishing export that gave way changes no content.
+		if old != nil && old.Visibility != p.Visibility && !errors.Is(err, ErrGaveWay) {
+			err = errors.Join(err, gw.withdraw(old))
+		}
 		return out, err
 	}
 	out.Revision = gw.revision()
