@@ -367,6 +367,60 @@ func TestDev(t *testing.T) {
 	t.Run("polling", func(t *testing.T) { testDevPolling(t, bin) })
 	t.Run("second run", func(t *testing.T) { testDevSecondRun(t, bin) })
 	t.Run("stopped while exporting", func(t *testing.T) { testDevStopWhileExporting(t, bin) })
+	t.Run("failed hide", func(t *testing.T) { testDevFailedHide(t, bin) })
+}
+
+// testDevFailedHide hides the default view's address in an upload whose
+// export cannot write the view's autofill (a folder stands at its name).
+// The export fails, and what dev serves of the view (its pages in both
+// languages, the alias's page and autofill, each served and so cached
+// before) must not show the address any more: the export takes back the
+// files it did not reach.
+func testDevFailedHide(t *testing.T, bin string) {
+	const folder, view, postalCode = "301-king-st-e", "vKT301A", "N2G 2L3"
+	root := t.TempDir()
+	src, work := filepath.Join(root, "src"), filepath.Join(root, "work")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dev := startDev(t, bin, "--src", src, "--work-dir", work, "--debounce", "50ms")
+	files, err := fixtures.BundleFiles(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload(t, src, folder, files)
+	served := func(p string) (int, []byte) { return get(t, dev.base+"/"+p) }
+	docs := []string{view + "/index.html", view + "/fr/index.html", "u/" + view + "/index.html", folder + "/index.html", folder + "/reso/autofill"}
+	for _, p := range docs { // in dev's cache once served
+		eventually(t, p+" served with the address", func() bool {
+			code, body := served(p)
+			return code == http.StatusOK && bytes.Contains(body, []byte(postalCode))
+		})
+	}
+
+	autofill := filepath.Join(work, "out", view, "reso", "autofill")
+	if err := os.Remove(autofill); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(autofill, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	if err := json.Unmarshal(files["guide.json"], &g); err != nil {
+		t.Fatal(err)
+	}
+	g["views"].([]any)[0].(map[string]any)["hidden"] = []any{"address"}
+	data, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRenamed(t, filepath.Join(src, folder, "guide.json"), data)
+	eventually(t, "the export failing", func() bool { return strings.Contains(dev.stderr.String(), "bundle not exported") })
+	for _, p := range docs {
+		if code, body := served(p); code == http.StatusOK && bytes.Contains(body, []byte(postalCode)) {
+			t.Errorf("%s still shows the hidden address after the failed export", p)
+		}
+	}
 }
 
 // testDevStopWhileExporting interrupts "guidepub dev" during its first

@@ -229,6 +229,10 @@ var _ watch.Handler = (*exportHandler)(nil)
 func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, error) {
 	res, next, err := h.pipe.ExportGuide(ctx, func() (*exporter.GuideResult, error) { return h.ex.ExportBundle(ctx, folder) })
 	if err != nil {
+		if res != nil && len(res.Changes) > 0 && h.exported != nil {
+			// What a failed export wrote or took back is served as it is.
+			h.exported(res.ChangedIDs())
+		}
 		return time.Time{}, err
 	}
 	if !res.Changed {

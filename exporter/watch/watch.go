@@ -630,7 +630,10 @@ func (st *state) done(ctx context.Context, res result) {
 		}
 		if msg := res.err.Error(); st.lastErr[f] != msg {
 			st.lastErr[f] = msg
-			w.log.Warn("bundle not exported; what was published stays as it was", append([]any{"folder", f}, bundle.LogAttrs(res.err)...)...)
+			// An export that changed what the views show withdrew what it
+			// did not reach (docs/robustness.md#the-bucket-after-a-fault).
+			w.log.Warn("bundle not exported; the guide stays as it was published, less any file withdrawn because the export changed what its views show",
+				append([]any{"folder", f}, bundle.LogAttrs(res.err)...)...)
 		}
 	} else {
 		if _, had := st.lastErr[f]; had {

@@ -118,27 +118,33 @@ type Written struct {
 func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
 	var out Written
 	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
+	err := gw.guide(ctx, b, p, old, &out)
+	// An export that does not finish while it changes what the guide's
+	// views show (they may show less; a record written before Visibility
+	// existed counts as a change) takes back what it did not reach. A
+	// finishing export that gave way changes no content.
+	if err != nil && old != nil && old.Visibility != p.Visibility && !errors.Is(err, ErrGaveWay) {
+		err = errors.Join(err, gw.withdraw(old))
+	}
+	return out, err
+}
+
+// guide is Guide but for what an export that does not finish takes back.
+func (gw *guideWriter) guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, out *Written) error {
 	if err := gw.putShared(p.Shared); err != nil { // before the pages that link them
-		return out, err
+		return err
 	}
 	if err := gw.putAll(ctx, b, p.Files, old); err != nil {
-		// An export that stops half-way while it changes what the
-		// guide's views show (they may show less; a record written before
-		// Visibility existed counts as a change) takes back what it did not
-		// reach. A finishing export that gave way changes no content.
-		if old != nil && old.Visibility != p.Visibility && !errors.Is(err, ErrGaveWay) {
-			err = errors.Join(err, gw.withdraw(old))
-		}
-		return out, err
+		return err
 	}
 	out.Revision = gw.revision()
 	if err := gw.putRecord(&b.Guide, out.Revision, p.Ready); err != nil {
-		return out, err
+		return err
 	}
 	slices.Sort(gw.public)
 	slices.Sort(gw.private)
 	if err := gw.deleteStale(old); err != nil {
-		return out, err
+		return err
 	}
 	slices.Sort(gw.quick)
 	out.Public, out.Private, out.Digests, out.Quick = gw.public, gw.private, gw.digests, slices.Compact(gw.quick)
@@ -146,14 +152,14 @@ func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, ol
 	if out.Changed {
 		// Once per guide, before the record names its new files: see
 		// durable.go.
-		if err := w.pub.syncFolders(gw.public); err != nil {
-			return out, err
+		if err := gw.e.pub.syncFolders(gw.public); err != nil {
+			return err
 		}
-		if err := w.priv.syncFolders(gw.private); err != nil {
-			return out, err
+		if err := gw.e.priv.syncFolders(gw.private); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Remove deletes the files a guide published (mg), except the public
