@@ -375,7 +375,8 @@ func TestDev(t *testing.T) {
 // The export fails, and what dev serves of the view (its pages in both
 // languages, the alias's page and autofill, each served and so cached
 // before) must not show the address any more: the export takes back the
-// files it did not reach.
+// files it did not reach. Once the file can be written, the export is
+// tried again (10 s later) and the whole view is served again.
 func testDevFailedHide(t *testing.T, bin string) {
 	const folder, view, postalCode = "301-king-st-e", "vKT301A", "N2G 2L3"
 	root := t.TempDir()
@@ -420,6 +421,21 @@ func testDevFailedHide(t *testing.T, bin string) {
 		if code, body := served(p); code == http.StatusOK && bytes.Contains(body, []byte(postalCode)) {
 			t.Errorf("%s still shows the hidden address after the failed export", p)
 		}
+	}
+
+	// Once the file can be written, the export is tried again without a
+	// new upload, and the view is whole again, the address hidden. (The
+	// watcher is left to settle first: a change seen during the failed
+	// export is exported again a quiet period later, and fails the same.)
+	time.Sleep(2 * time.Second)
+	if err := os.RemoveAll(autofill); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(docs, view+"/reso/autofill") {
+		eventually(t, p+" served again without the address", func() bool {
+			code, body := served(p)
+			return code == http.StatusOK && !bytes.Contains(body, []byte(postalCode))
+		})
 	}
 }
 

@@ -233,7 +233,7 @@ func (h *exportHandler) Changed(ctx context.Context, folder string) (time.Time, 
 			// What a failed export wrote or took back is served as it is.
 			h.exported(res.ChangedIDs())
 		}
-		return time.Time{}, err
+		return next, err
 	}
 	if !res.Changed {
 		return next, nil

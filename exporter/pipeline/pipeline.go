@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site/clock"
 )
@@ -34,6 +35,10 @@ import (
 // DefaultEnqueueRetry is how soon a guide whose ready event could not be
 // queued is tried again.
 const DefaultEnqueueRetry = 10 * time.Second
+
+// DefaultFailedRetry is how soon a guide whose export failed on an I/O
+// error (a full disk, a file that cannot be written) is exported again.
+const DefaultFailedRetry = 10 * time.Second
 
 // EventQueue queues ready events: the sidecar's store, opened without the
 // rest of the sidecar.
@@ -58,6 +63,8 @@ type Config struct {
 	Live   *publish.Live // nil: nothing is published live
 	// EnqueueRetry: see DefaultEnqueueRetry (used when zero).
 	EnqueueRetry time.Duration
+	// FailedRetry: see DefaultFailedRetry (used when zero).
+	FailedRetry time.Duration
 	Clock        clock.Clock  // nil: clock.System()
 	Logger       *slog.Logger // nil: discard
 }
@@ -77,6 +84,9 @@ type Pipeline struct {
 func New(cfg Config) *Pipeline {
 	if cfg.EnqueueRetry <= 0 {
 		cfg.EnqueueRetry = DefaultEnqueueRetry
+	}
+	if cfg.FailedRetry <= 0 {
+		cfg.FailedRetry = DefaultFailedRetry
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -106,7 +116,10 @@ func (p *Pipeline) Idle(ctx context.Context) int {
 // ExportGuide runs export (one guide's export or removal) between an
 // intent and the recording of what it changed, then queues the guide's
 // ready event. It returns export's result and error, and when to export
-// the guide again (zero: no need).
+// the guide again (zero: no need): FailedRetry later when export failed
+// on an I/O error (an export that changes what the views show has then
+// taken back what it did not reach, and the guide shows less until it
+// succeeds), never for a rejected bundle (its next change tries again).
 func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.GuideResult, error)) (*exporter.GuideResult, time.Time, error) {
 	done, err := p.exporting(ctx)
 	if err != nil {
@@ -123,7 +136,11 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 	p.record(*res)
 	done(true)
 	if err != nil {
-		return res, time.Time{}, err
+		var rejected *bundle.Error
+		if ctx.Err() != nil || errors.As(err, &rejected) {
+			return res, time.Time{}, err
+		}
+		return res, p.clk.Now().Add(p.cfg.FailedRetry), err
 	}
 	return res, p.afterExport(ctx, *res), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site/clock/clocktest"
 )
@@ -234,5 +235,30 @@ func TestIntents(t *testing.T) {
 	}
 	if ok, _ := b.Exists(ctx, "v1/data/status"); !ok {
 		t.Fatal("status not uploaded")
+	}
+}
+
+// TestFailedExportRetried: an export that failed on an I/O error is due
+// again FailedRetry later (an export that changed what the views show
+// has then withdrawn what it did not reach); a rejected bundle waits for
+// its next change, and an export stopped by the end of ctx is not
+// retried.
+func TestFailedExportRetried(t *testing.T) {
+	p := New(Config{Clock: clocktest.NowFunc(func() time.Time { return t0 }), FailedRetry: 7 * time.Second})
+	failing := func(err error) func() (*exporter.GuideResult, error) {
+		return func() (*exporter.GuideResult, error) { return &exporter.GuideResult{Folder: "a", GuideID: "gA"}, err }
+	}
+	ioErr := &os.PathError{Op: "write", Path: "out/vA/reso/autofill", Err: errors.New("no space left on device")}
+	if _, next, err := p.ExportGuide(context.Background(), failing(ioErr)); err == nil || !next.Equal(t0.Add(7*time.Second)) {
+		t.Errorf("I/O error: due again at %v (%v), want %v", next, err, t0.Add(7*time.Second))
+	}
+	rejected := &bundle.Error{Folder: "a", Problems: []bundle.Problem{{File: "guide.json", Message: "bad"}}}
+	if _, next, err := p.ExportGuide(context.Background(), failing(rejected)); err == nil || !next.IsZero() {
+		t.Errorf("rejected bundle: due again at %v (%v), want never", next, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, next, err := p.ExportGuide(ctx, failing(context.Canceled)); err == nil || !next.IsZero() {
+		t.Errorf("stopped export: due again at %v (%v), want never", next, err)
 	}
 }

@@ -26,8 +26,10 @@ import (
 type Handler interface {
 	// Changed re-exports folder. next is when to call Changed again for it
 	// (a view expires then), zero for never. An error (an incomplete or
-	// invalid upload) is reported by the Watcher once per distinct message;
-	// the next change of the folder tries again.
+	// invalid upload, a file that cannot be written) is reported by the
+	// Watcher once per distinct message; the next change of the folder
+	// tries again, and so does next when it is not zero (an I/O error is
+	// worth trying again; an invalid bundle is not).
 	Changed(ctx context.Context, folder string) (next time.Time, err error)
 	// Removed unpublishes what folder published: the folder is gone.
 	Removed(ctx context.Context, folder string) error
@@ -630,10 +632,17 @@ func (st *state) done(ctx context.Context, res result) {
 		}
 		if msg := res.err.Error(); st.lastErr[f] != msg {
 			st.lastErr[f] = msg
+			attrs := []any{"folder", f}
+			if res.called && !res.next.IsZero() {
+				attrs = append(attrs, "retry_in", res.next.Sub(w.clock.Now()).Round(time.Second).String())
+			}
 			// An export that changed what the views show withdrew what it
 			// did not reach (docs/robustness.md#the-bucket-after-a-fault).
 			w.log.Warn("bundle not exported; the guide stays as it was published, less any file withdrawn because the export changed what its views show",
-				append([]any{"folder", f}, bundle.LogAttrs(res.err)...)...)
+				append(attrs, bundle.LogAttrs(res.err)...)...)
+		}
+		if res.called && !res.next.IsZero() {
+			st.setExpiry(f, res.next) // tried again then
 		}
 	} else {
 		if _, had := st.lastErr[f]; had {

@@ -269,3 +269,30 @@ func TestCloseWithoutRun(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// TestWatcherRetriesAfterError: a handler that fails and names a time to
+// try again (an I/O error) is called again then, without a change of the
+// folder, and its warning says when; one that fails without a time waits
+// for the next change.
+func TestWatcherRetriesAfterError(t *testing.T) {
+	root := t.TempDir()
+	mkdirs(t, root, "a")
+	rec := newRecorder()
+	log := &syncedLog{}
+	w, clock := newClocked(t, root, rec, log)
+
+	rec.set("a", epoch.Add(time.Hour), errors.New("write out/vA/reso/autofill: no space left on device"))
+	touch(t, w, "a")
+	clock.Advance(150 * time.Millisecond)
+	rec.expect(t, call{"changed", "a"})
+	waitState(t, w, "a due again", func(st *state) bool { return !st.expiry["a"].IsZero() && idle(st) })
+	if !strings.Contains(log.String(), "retry_in=") {
+		t.Errorf("the warning does not say when the export is tried again:\n%s", log)
+	}
+	rec.set("a", time.Time{}, errBroken)
+	clock.Advance(time.Hour)
+	rec.expect(t, call{"changed", "a"}) // tried again, not changed
+	waitState(t, w, "idle", idle)
+	clock.Advance(24 * time.Hour)
+	expectNoMoreCalls(t, w, rec)
+}
