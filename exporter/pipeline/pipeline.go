@@ -65,8 +65,8 @@ type Config struct {
 	EnqueueRetry time.Duration
 	// FailedRetry: see DefaultFailedRetry (used when zero).
 	FailedRetry time.Duration
-	Clock        clock.Clock  // nil: clock.System()
-	Logger       *slog.Logger // nil: discard
+	Clock       clock.Clock  // nil: clock.System()
+	Logger      *slog.Logger // nil: discard
 }
 
 // Pipeline runs what follows each export. It is safe for concurrent use.
