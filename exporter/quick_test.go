@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/afero"
+
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -175,6 +177,27 @@ func TestFinishingGivesWayToUploads(t *testing.T) {
 	}
 	if n := len(e.way.stepped); n != 0 {
 		t.Errorf("%d guides still counted as having given way", n)
+	}
+}
+
+// TestExpiryDoesNotGiveWay: a guide whose quick siblings are still to be
+// finished, and one of whose views expires meanwhile, is exported at once
+// although an upload is in progress: what its views show changed (the
+// view is locked now), so it is no finishing export, which would give way
+// for as long as uploads go on.
+func TestExpiryDoesNotGiveWay(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	e := exportQuick(t, ev)
+	const folder, view = "rue-saint-denis", "vSTDENIS-2099"
+	ev.now = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC) // after the view's expiresAt
+	defer e.way.changed.start()()                        // another guide's upload, being exported
+	res, err := e.ExportBundle(context.Background(), folder)
+	if err != nil || res.Written == 0 || res.Recompressed {
+		t.Fatalf("%v, written %d, Recompressed %v; want the guide exported, not given way", err, res.Written, res.Recompressed)
+	}
+	status, err := afero.ReadFile(ev.out, filepath.Join(ev.outDir, view, "data", "status"))
+	if err != nil || !bytes.Contains(status, []byte(`"locked"`)) {
+		t.Errorf("%s's status after its expiry: %s, %v; want locked", view, status, err)
 	}
 }
 
