@@ -186,7 +186,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
 		return unchangedResult(b.Folder, g.GuideID, old, len(old.Files)+len(old.Private)), *old, nil
 	}
-	pace := pace(quick, old, fp, render.Visibility(g, now))
+	pace := pace(quick, old, fp, func() string { return render.Visibility(g, now) })
 	switch pace {
 	case write.Quick:
 		defer e.way.changed.start()() // Finishing exports give way meanwhile
@@ -248,15 +248,15 @@ func (e *Exporter) gaveWay(res GuideResult, old site.ManifestGuide, now time.Tim
 
 // pace returns the pace of an export (see write.Pace): Final unless quick;
 // Finishing when the bundle is the one old was exported from (its
-// fingerprint fp), its views show what they showed then (visibility: a
-// view that expired meanwhile is locked at once, not when uploads pause)
-// and old has quick siblings: the export that replaces them, which gives
-// way to the next upload's.
-func pace(quick bool, old *site.ManifestGuide, fp, visibility string) write.Pace {
+// fingerprint fp), its views show what they showed then (visibility, asked
+// only then: a view that expired meanwhile is locked at once, not when
+// uploads pause) and old has quick siblings: the export that replaces
+// them, which gives way to the next upload's.
+func pace(quick bool, old *site.ManifestGuide, fp string, visibility func() string) write.Pace {
 	switch {
 	case !quick:
 		return write.Final
-	case old != nil && len(old.Quick) > 0 && old.Source == fp && old.Visibility == visibility:
+	case old != nil && len(old.Quick) > 0 && old.Source == fp && old.Visibility == visibility():
 		return write.Finishing
 	}
 	return write.Quick

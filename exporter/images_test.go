@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -263,48 +262,6 @@ func TestBannerImage(t *testing.T) {
 	for name, data := range pub {
 		if (strings.HasPrefix(name, "u/") || strings.HasPrefix(name, "embed/")) && bytes.Contains(data, []byte("banner.")) {
 			t.Errorf("%s names the banner image", name)
-		}
-	}
-}
-
-// TestStoppedExportListsWhatItWrote: an export stopped after writing some
-// files (its context ended once the first of them was in place: the
-// process asked to stop) lists every public file it changed in its
-// result, so that a live publisher puts them in the bucket too: the tree
-// and the bucket must not part, least of all when the change hides
-// something.
-func TestStoppedExportListsWhatItWrote(t *testing.T) {
-	ev := osEnv(t)
-	if rep := ev.exportAll(); rep.Rejected != 0 {
-		t.Fatal(rep.Summary())
-	}
-	before := snapshot(t, ev.out, ev.outDir)
-	ev.editGuide(kingFolder, func(g map[string]any) {
-		g["views"].([]any)[0].(map[string]any)["hidden"] = []any{"address"}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	write.SyncHook = func(step, name string) {
-		if strings.HasPrefix(name, ev.outDir+string(filepath.Separator)) && (step == "link" || step == "rename") {
-			cancel()
-		}
-	}
-	t.Cleanup(func() { write.SyncHook = nil })
-	res, err := ev.exporter().ExportBundle(ctx, kingFolder)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error %v, want the export stopped", err)
-	}
-	listed := map[string]bool{}
-	for _, c := range res.Changes {
-		listed[c.Path] = true
-	}
-	c := changed(before, snapshot(t, ev.out, ev.outDir))
-	if len(c) == 0 {
-		t.Fatal("the export changed no public file before it stopped: the test shows nothing")
-	}
-	for _, p := range c {
-		if !listed[p] {
-			t.Errorf("%s changed but is not in the result's changes", p)
 		}
 	}
 }

@@ -239,22 +239,8 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 	if old == nil {
 		return nil
 	}
-	for _, set := range []struct {
-		t    Tree
-		old  []string
-		now  []string
-		keep map[string]bool
-	}{{w.e.pub, old.Files, w.public, nil}, {w.e.priv, old.Private, w.private, privateKeep}} {
-		for _, f := range set.old {
-			if _, found := slices.BinarySearch(set.now, f); found {
-				continue
-			}
-			if err := removeFile(w.res, set.t, f, set.keep, set.t.Root == w.e.pub.Root); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return errors.Join(w.removeAllBut(w.e.pub, old.Files, w.public, nil),
+		w.removeAllBut(w.e.priv, old.Private, w.private, privateKeep))
 }
 
 // withdraw deletes the public files old published that this export did
@@ -264,13 +250,19 @@ func (w *guideWriter) deleteStale(old *site.ManifestGuide) error {
 // what a view now hides, in the tree and, through the result's changes,
 // in the bucket. The guide shows less until an export of it finishes.
 func (w *guideWriter) withdraw(old *site.ManifestGuide) error {
-	reached := slices.Sorted(slices.Values(w.public))
+	return w.removeAllBut(w.e.pub, old.Files, slices.Sorted(slices.Values(w.public)), nil)
+}
+
+// removeAllBut deletes from t the files of olds that are not among now
+// (sorted), and the folders they leave empty except keep (removeFile). It
+// tries every file and returns the errors of those it could not delete.
+func (w *guideWriter) removeAllBut(t Tree, olds, now []string, keep map[string]bool) error {
 	var errs []error
-	for _, f := range old.Files {
-		if _, found := slices.BinarySearch(reached, f); found {
+	for _, f := range olds {
+		if _, found := slices.BinarySearch(now, f); found {
 			continue
 		}
-		if err := removeFile(w.res, w.e.pub, f, nil, true); err != nil {
+		if err := removeFile(w.res, t, f, keep, t.Root == w.e.pub.Root); err != nil {
 			errs = append(errs, err)
 		}
 	}

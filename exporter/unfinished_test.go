@@ -4,37 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
-	"github.com/spf13/afero"
-
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
-
-// renameFaultFs fails, with ENOSPC, the renames into place of the files
-// whose slash path ends with suffix: a file the export cannot write.
-type renameFaultFs struct {
-	afero.Fs
-	suffix string
-	mu     sync.Mutex
-	failed int
-}
-
-func (f *renameFaultFs) Rename(oldname, newname string) error {
-	if strings.HasSuffix(filepath.ToSlash(newname), f.suffix) {
-		f.mu.Lock()
-		f.failed++
-		f.mu.Unlock()
-		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: syscall.ENOSPC}
-	}
-	return f.Fs.Rename(oldname, newname)
-}
 
 // TestFailedExportWithdraws checks what an export that fails half-way
 // leaves of the version before. When it changes what a view shows (here
@@ -63,11 +42,14 @@ func TestFailedExportWithdraws(t *testing.T) {
 			}
 			before := snapshot(t, ev.out, ev.outDir)
 			ev.editGuide(kingFolder, tc.edit)
-			faults := &renameFaultFs{Fs: ev.out, suffix: "/reso/autofill"}
+			faults := publishtest.NewFaultFs(ev.out)
+			faults.Fail(1000, func(op, name string) bool {
+				return op == "rename" && strings.HasSuffix(filepath.ToSlash(name), "/reso/autofill")
+			})
 			ev.cfg.Out = faults
 			res, err := ev.exporter().ExportBundle(context.Background(), kingFolder)
-			if !errors.Is(err, syscall.ENOSPC) || faults.failed == 0 {
-				t.Fatalf("error %v after %d failed writes, want the export failed on its autofill", err, faults.failed)
+			if !errors.Is(err, syscall.ENOSPC) || faults.Failed() == 0 {
+				t.Fatalf("error %v after %d failed writes, want the export failed on its autofill", err, faults.Failed())
 			}
 			after := snapshot(t, ev.out, ev.outDir)
 			removed := map[string]bool{}
@@ -119,5 +101,47 @@ func TestFailedExportWithdraws(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoppedExportListsWhatItWrote: an export stopped after writing some
+// files (its context ended once the first of them was in place: the
+// process asked to stop) lists every public file it changed in its
+// result, so that a live publisher puts them in the bucket too: the tree
+// and the bucket must not part, least of all when the change hides
+// something.
+func TestStoppedExportListsWhatItWrote(t *testing.T) {
+	ev := osEnv(t)
+	if rep := ev.exportAll(); rep.Rejected != 0 {
+		t.Fatal(rep.Summary())
+	}
+	before := snapshot(t, ev.out, ev.outDir)
+	ev.editGuide(kingFolder, func(g map[string]any) {
+		g["views"].([]any)[0].(map[string]any)["hidden"] = []any{"address"}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	write.SyncHook = func(step, name string) {
+		if strings.HasPrefix(name, ev.outDir+string(filepath.Separator)) && (step == "link" || step == "rename") {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { write.SyncHook = nil })
+	res, err := ev.exporter().ExportBundle(ctx, kingFolder)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want the export stopped", err)
+	}
+	listed := map[string]bool{}
+	for _, c := range res.Changes {
+		listed[c.Path] = true
+	}
+	c := changed(before, snapshot(t, ev.out, ev.outDir))
+	if len(c) == 0 {
+		t.Fatal("the export changed no public file before it stopped: the test shows nothing")
+	}
+	for _, p := range c {
+		if !listed[p] {
+			t.Errorf("%s changed but is not in the result's changes", p)
+		}
 	}
 }
