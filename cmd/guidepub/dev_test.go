@@ -449,67 +449,70 @@ func testDevFailedHide(t *testing.T, bin string) {
 	}
 }
 
-// testDevStopWhileExporting interrupts "guidepub dev" during its first
-// export of the samples. The watcher finishes the exports it has started
-// (an export is not cut short), so their ready events must be queued
-// before the store closes: until 2026-11-27 the sidecar's shutdown closed
-// the store beside them ("ready event not queued ... database is
-// closed"), leaving the events to the next start. Each try interrupts at
-// another moment, until one lands while an export runs.
+// testDevStopWhileExporting interrupts "guidepub dev" while it exports
+// an upload: as soon as the export has put the upload's first file in
+// place. The watcher finishes the export (an export is not cut short), so
+// its ready event must be queued before the store closes: until
+// 2026-11-27 the sidecar's shutdown closed the store beside it ("ready
+// event not queued ... database is closed"), leaving the event to the
+// next start.
 func testDevStopWhileExporting(t *testing.T, bin string) {
-	for _, delay := range []time.Duration{300 * time.Millisecond, 150 * time.Millisecond, 600 * time.Millisecond, time.Second, 2 * time.Second, 50 * time.Millisecond} {
-		out := interruptDev(t, bin, delay)
-		_, after, ok := strings.Cut(out, "shutting down")
-		if !ok || !strings.Contains(after, "guide exported") {
-			continue // no export finished after the interrupt: try another moment
-		}
-		if strings.Contains(out, "ready event not queued") || strings.Contains(out, " ERR ") {
-			t.Fatalf("an export finished after the interrupt could not queue its event:\n%s", out)
-		}
-		queued := map[string]bool{}
-		for line := range strings.Lines(out) {
-			if strings.Contains(line, "delivery queued") {
-				queued[between(line, "guide=", " ")] = true
-			}
-		}
-		for line := range strings.Lines(after) {
-			if strings.Contains(line, "guide exported") && strings.Contains(line, "ready=true") && !queued[between(line, "guide=", " ")] {
-				t.Errorf("exported after the interrupt, its delivery not queued: %s\n%s", line, out)
-			}
-		}
-		return
+	const folder, view, guideID = "301-king-st-e", "vKT301A", "gKT301KINGE1"
+	root := t.TempDir()
+	src, work := filepath.Join(root, "src"), filepath.Join(root, "work")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no interrupt landed while an export ran: the test shows nothing")
-}
-
-// interruptDev starts "guidepub dev" over the samples in a new work
-// folder, interrupts it delay after it listens, and returns its output
-// once it exited (failing the test unless it exited cleanly).
-func interruptDev(t *testing.T, bin string, delay time.Duration) string {
-	t.Helper()
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--work-dir", t.TempDir())
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--src", src, "--work-dir", work)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "guidepub dev listening", func() bool { return strings.Contains(out.String(), "listening on") })
-	time.Sleep(delay)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	eventually(t, "guidepub dev ready", func() bool { return strings.Contains(out.String(), "guidepub dev: ready") })
+	files, err := fixtures.BundleFiles(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload(t, src, folder, files)
+	first := filepath.Join(work, "out", view) // made with the export's first file of the view
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(first); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upload's export wrote nothing:\n%s", out)
+		}
+	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	select {
 	case err := <-exited:
 		if err != nil {
 			t.Fatalf("guidepub dev exited with %v:\n%s", err, out)
 		}
 	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
 		t.Fatalf("guidepub dev did not stop on interrupt:\n%s", out)
 	}
-	return out.String()
+	log := out.String()
+	_, after, _ := strings.Cut(log, "shutting down")
+	if !strings.Contains(after, "guide exported folder="+folder) {
+		t.Fatalf("the upload's export did not finish after the interrupt: the test shows nothing\n%s", log)
+	}
+	if strings.Contains(log, "ready event not queued") || strings.Contains(log, " ERR ") {
+		t.Errorf("the export finished after the interrupt could not queue its event:\n%s", log)
+	}
+	queued := false
+	for line := range strings.Lines(log) {
+		queued = queued || strings.Contains(line, "delivery queued") && strings.Contains(line, "guide="+guideID+" ")
+	}
+	if !queued {
+		t.Errorf("the ready event of %s was not queued:\n%s", guideID, log)
+	}
 }
 
 // testDevPolling checks --poll: an upload is found by scanning, without
