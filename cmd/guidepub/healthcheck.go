@@ -10,23 +10,32 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// healthcheckAddr is healthcheck's default --addr: dev's (what make run
+// starts), so that it reaches dev without a flag.
+const healthcheckAddr = "127.0.0.1:8080"
+
 // healthcheckCommand returns the "healthcheck" command: it asks a running
-// sidecar, serve or dev for /healthz, so that a container image needs no
-// second binary (such as wget) for its HEALTHCHECK.
+// sidecar or dev for /healthz (serve has none), so that a container image
+// needs no second binary (such as wget) for its HEALTHCHECK.
 func healthcheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "healthcheck",
-		Usage: "exit 0 when the server at --addr answers /healthz with 200, 1 otherwise",
-		Description: `Asks http://<addr>/healthz, where addr is the --addr the server listens on
-(GUIDEPUB_ADDR, so in a container the same variable configures both). A
-listen address without a host (":8080") or with an unspecified one
+		Usage: "exit 0 when the sidecar or dev at --addr answers /healthz with 200, 1 otherwise",
+		Description: `Asks http://<addr>/healthz, where addr is the --addr the sidecar or dev
+listens on (GUIDEPUB_ADDR, so in a container the same variable configures
+both). A listen address without a host (":8080") or with an unspecified one
 ("0.0.0.0:8080", "[::]:8080") is asked on 127.0.0.1.
 
+The default, ` + healthcheckAddr + `, is where dev (make run) listens by default. A
+sidecar started without --addr listens on 127.0.0.1:8081: ask it with
+--addr 127.0.0.1:8081. serve has no /healthz.
+
 Examples:
-   guidepub healthcheck --addr 127.0.0.1:8081
+   guidepub healthcheck                          # dev, as make run starts it
+   guidepub healthcheck --addr 127.0.0.1:8081    # a sidecar on its default address
    GUIDEPUB_ADDR=:8080 guidepub healthcheck`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", EnvVars: envVars("addr"), Usage: "HOST:PORT the server listens on"},
+			&cli.StringFlag{Name: "addr", Value: healthcheckAddr, EnvVars: envVars("addr"), Usage: "HOST:PORT the sidecar or dev listens on"},
 			&cli.DurationFlag{Name: "timeout", Value: 4 * time.Second, EnvVars: envVars("healthcheck-timeout"), Usage: "give up after this long"},
 		},
 		Action: runHealthcheck,

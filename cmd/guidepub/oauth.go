@@ -75,9 +75,10 @@ Examples:
 				Flags: flags([]cli.Flag{
 					&cli.StringFlag{Name: "owner", Usage: appOwnerUsage, EnvVars: envVars("owner")},
 					&cli.StringFlag{Name: "name", Usage: "the app's name, shown to owners on the consent page", EnvVars: envVars("name")},
-					&cli.StringSliceFlag{Name: "redirect-uri", Usage: "a redirect URI (https, or http on a loopback address); repeat for more"},
+					&cli.StringSliceFlag{Name: "redirect-uri", EnvVars: envVars("redirect-uri"),
+						Usage: "a redirect URI (https, or http on a loopback address); repeat, or comma-separate, for more"},
 					&cli.StringFlag{Name: "scopes", Usage: "comma-separated scopes the app may ask for: " + strings.Join(oauth.Scopes(), ","), EnvVars: envVars("scopes")},
-					&cli.BoolFlag{Name: "public", Usage: "an app without a client secret (native or browser app; PKCE still required)"},
+					&cli.BoolFlag{Name: "public", EnvVars: envVars("public"), Usage: "an app without a client secret (native or browser app; PKCE still required)"},
 					&cli.BoolFlag{Name: "json", Usage: `print {"clientId", "clientSecret", "authorizeUrl", "codeVerifier"} for scripts`, EnvVars: envVars("json")},
 					stringFlag("base-url", exporter.DefaultBaseURL, "the sidecar's base URL (its --base-url), for the authorize URL and commands printed to try the app"),
 				}, storeFlags, createFlag()),
@@ -89,7 +90,7 @@ Examples:
 				Description: `Examples:
    guidepub app list --private private
    guidepub app list --store postgres://guidepub@db/guidepub --owner integrator-1 --json`,
-				Flags:  append([]cli.Flag{&cli.StringFlag{Name: "owner", Usage: "only the apps registered by this user (app create --owner)"}, &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}}, storeFlags...),
+				Flags:  flags(ownerFlag("only the apps registered by this user (app create --owner)"), jsonFlag("print a JSON array"), storeFlags),
 				Action: appList,
 			},
 			{

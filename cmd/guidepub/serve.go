@@ -24,8 +24,9 @@ func (e *env) serveCommand() *cli.Command {
 		Usage: "serve an exported public tree (--dir) like a CDN, or print the same rules for nginx, Caddy or _headers",
 		Description: `Serves each document's .br, .zst, .gz sibling or the identity file by
 Accept-Encoding, with Content-Type, Vary, a strong ETag per encoding,
-Cache-Control and nosniff; answers 304, HEAD and ranges; unknown paths get a
-JSON 404. Nothing is read at start: documents and small files are cached
+Cache-Control and nosniff; answers 304, HEAD and ranges. An unknown path gets
+a 404: the HTML 404 page for a browser (a request whose Accept names
+text/html), a JSON body for anything else. Nothing is read at start: documents and small files are cached
 within --cache-bytes as they are asked for, larger media stream from disk,
 and a change of the tree drops what it touched from the cache.
 

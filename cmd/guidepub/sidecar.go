@@ -319,8 +319,10 @@ func (e *env) sidecarCommand() *cli.Command {
 		Name:  "sidecar",
 		Usage: "serve the Portal API, webhook delivery and private documents",
 		Description: `Serves /api/v1 (credential test, ready event object and dispatch, delivery
-history and retry), /private/<guideId>/<file>?accessToken=..., /healthz,
-/readyz and /metrics, and delivers queued webhooks. On SIGTERM it stops
+history and retry), /private/<guideId>/<file>?accessToken=..., the OAuth
+authorization server (/oauth/authorize, /oauth/signin, /oauth/token,
+/oauth/revoke and /.well-known/oauth-authorization-server; see
+docs/oauth.md), /healthz, /readyz and /metrics, and delivers queued webhooks. On SIGTERM it stops
 accepting requests, finishes in-flight ones and in-flight webhook sends,
 and exits; queued deliveries resume at the next start.
 
