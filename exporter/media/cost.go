@@ -7,7 +7,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/media/jpegscale"
 )
 
-// Decoding an image for its renditions, or parsing a PDF to strip it,
+// Decoding an image for its renditions, or parsing a PDF to rebuild it,
 // costs memory and CPU time that a small file can make huge: a 135 KB
 // progressive JPEG of 2,000 scans takes 24 s to decode, a 50-megapixel
 // progressive one with full-resolution colour close to 1 GB. Check reads
@@ -19,13 +19,14 @@ import (
 // DecodeCost is what decoding a file will cost, as its headers say.
 type DecodeCost struct {
 	// Bytes is the peak memory decoding the file and making its
-	// renditions takes (for a PDF: parsing and rewriting it), estimated
+	// renditions takes (for a PDF: parsing and rebuilding it), estimated
 	// from measurements of Go's decoders (docs/robustness.md).
 	Bytes int64
 	// Work is the decoder's passes over the image's pixels, in pixels:
 	// the pixels times the scans of a JPEG (each scan of a progressive
 	// JPEG visits every block of its components), the pixels of a PNG or
-	// of a GIF's first frame; 0 for a PDF, bounded by PDFTimeout.
+	// of a GIF's first frame; 0 for a PDF, whose work is bounded by
+	// the bytes its streams inflate to (pdfCost) and PDFTimeout.
 	Work int64
 	// Shape says, for a message, what the estimate comes from
 	// ("progressive, 3 components at full resolution, 2003 scans").
@@ -87,7 +88,7 @@ func (e *BudgetError) Error() string {
 	}
 	verb := "decoding it"
 	if e.Format == PDF {
-		verb = "rewriting it without its metadata"
+		verb = "rebuilding it"
 	}
 	return fmt.Sprintf("%s: %s takes about %d MiB, more than the %d MiB all decodes may take together (raise it with --max-decode-memory)",
 		what, verb, e.Cost.Bytes>>20, e.Memory>>20)
@@ -118,9 +119,6 @@ const (
 	slack = 1.1
 	// decodeBase is what any decode takes besides the image.
 	decodeBase = 16 << 20
-	// pdfBytesPerByte: pdfcpu holds a PDF's objects and the output,
-	// measured at 6 to 9 times the file.
-	pdfBytesPerByte = 9
 )
 
 // estimate returns the memory of a decode taking perPixel bytes for each
@@ -244,11 +242,6 @@ func gifCost(w, h, frames int) DecodeCost {
 	pixels := int64(w) * int64(h)
 	shape := fmt.Sprintf("%.1f megapixels, %d %s", float64(pixels)/1e6, frames, plural(frames, "frame"))
 	return DecodeCost{Bytes: estimate(pixels, 1, renditionMemory(w, w, h)), Work: pixels, Shape: shape}
-}
-
-// pdfCost returns the cost of stripping a PDF of size bytes.
-func pdfCost(size int64) DecodeCost {
-	return DecodeCost{Bytes: pdfBytesPerByte*size + decodeBase, Shape: fmt.Sprintf("%.1f MiB", float64(size)/(1<<20))}
 }
 
 func be32(b []byte) uint32 {

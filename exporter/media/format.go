@@ -70,8 +70,9 @@ type Info struct {
 	// Width and Height are an image's stored pixel size; zero for other
 	// formats.
 	Width, Height int
-	// Decode is what decoding an image for its renditions, or stripping a
-	// PDF, costs, as the headers say; zero for a ZIP archive.
+	// Decode is what decoding an image for its renditions, or rebuilding
+	// a PDF, costs, as the headers (a PDF's packed streams) say; zero for
+	// a ZIP archive.
 	Decode DecodeCost
 }
 
@@ -94,10 +95,11 @@ type File interface {
 // format of this package; an image has more pixels than lim.Pixels, its
 // structure is broken or truncated, or its headers say that decoding it
 // costs more than lim allows (a *BudgetError); a PDF does not start and
-// end as one or would cost more memory than lim.Memory to strip; or a ZIP
+// end as one or would cost more memory than lim.Memory to rebuild; or a ZIP
 // archive does not open or names an entry outside the folder it unpacks
 // into. Memory stays small whatever the file: nothing is decoded beyond
-// headers (a PDF is parsed when StripPDF strips it).
+// headers (a PDF's packed streams are inflated into nothing to count
+// them; it is parsed when RebuildPDF rebuilds it).
 func Check(f File, size int64, lim Limits) (Info, error) {
 	lim = lim.WithDefaults()
 	var head [8]byte
@@ -112,8 +114,7 @@ func Check(f File, size int64, lim Limits) (Info, error) {
 	}
 	switch format {
 	case PDF:
-		info.Decode = pdfCost(size)
-		return info, checkPDF(f, size, info.Decode, lim)
+		return checkPDF(f, size, lim)
 	case ZIP:
 		return info, checkZIP(f, size)
 	}
@@ -212,13 +213,20 @@ func looksLike(head []byte) string {
 }
 
 // checkPDF checks that a PDF also ends as one ("%%EOF" in its last KiB)
-// and that stripping it costs at most lim.Memory (cost). The document is
-// parsed when it is stripped (StripPDF), within the exporter's budget.
-func checkPDF(f File, size int64, cost DecodeCost, lim Limits) error {
+// and that rebuilding it costs at most lim.Memory, counting what its
+// object and cross-reference streams decode to (pdfCost). The document
+// is parsed when it is rebuilt (RebuildPDF), within the exporter's
+// budget.
+func checkPDF(f File, size int64, lim Limits) (Info, error) {
+	info := Info{Format: PDF}
 	if err := checkEOF(f, size); err != nil {
-		return err
+		return info, err
 	}
-	return cost.check(PDF, lim)
+	var err error
+	if info.Decode, err = pdfCost(f, size, lim.Memory); err != nil {
+		return info, err
+	}
+	return info, info.Decode.check(PDF, lim)
 }
 
 // checkEOF checks that a PDF has "%%EOF" in its last KiB.

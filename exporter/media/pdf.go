@@ -2,7 +2,6 @@ package media
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,20 +17,15 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
-	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/validate"
 )
 
-// PDFs are rewritten with pdfcpu (see docs/output.md#pdf-documents): it
+// PDFs are read with pdfcpu (see docs/output.md#pdf-documents), which
 // parses the whole document with limits on what input can make it
-// allocate, validates it, and writes back every object reachable from the
-// catalog, so that nothing left over from an earlier revision of the file
-// (an incremental update keeps the old objects) is published either.
-
-// pdfDropped are the entries removed from every dictionary of a PDF: the
-// XMP metadata stream, an application's private data (PieceInfo, which
-// editors fill with whole copies of the document) and page thumbnails
-// (pictures of the page as it once was).
-var pdfDropped = []string{"Metadata", "PieceInfo", "LastModified", "Thumb"}
+// allocate; guidepub then builds a new document of the pages alone, each
+// object copied by the allow-list of pdfschema.go, and writes it itself.
+// Nothing is published because it was not known to be private: an
+// outline, an attachment, a form field's value, a custom key are not
+// removed, they are never copied.
 
 // PDFTimeout bounds the time one PDF may take to parse.
 const PDFTimeout = 60 * time.Second
@@ -41,9 +34,9 @@ const PDFTimeout = 60 * time.Second
 // cross-reference stream) may decode to when it is parsed.
 const pdfStreamBytes = 32 << 20
 
-// pdfXRefBytes bounds what a PDF's cross-reference streams decompress to
-// together (a real one: a few bytes per object).
-const pdfXRefBytes = 64 << 20
+// maxPDFDepth bounds how deeply objects may nest in one another, and
+// page tree nodes in one another.
+const maxPDFDepth = 64
 
 var disableConfig sync.Once
 
@@ -60,26 +53,40 @@ func pdfConfig(size int64) *model.Configuration {
 	conf.Limits.MaxObjectCount = 1_000_000
 	conf.Limits.MaxXRefEntries = 1_000_000
 	conf.Limits.MaxObjectStreamCount = 100_000
-	conf.Limits.MaxRecursionDepth = 64
+	conf.Limits.MaxRecursionDepth = maxPDFDepth
 	return conf
 }
 
-// StripPDF writes the PDF document data to dst without its metadata: no
-// document information dictionary (/Info: title, author, dates,
-// producer), no XMP metadata stream on the catalog, a page or any other
-// object, no PieceInfo, LastModified or page thumbnails, and nothing that
-// no page or catalog entry reaches. What the pages draw is kept object for
-// object; the file identifier is derived from data. The output depends
-// only on data. It returns an error, whose message reads after "the file
-// is ", when data does not parse as a PDF, is encrypted, or exceeds the
-// parser's limits. Memory is about 6 to 9 times len(data) (pdfCost).
-func StripPDF(dst io.Writer, data []byte) (err error) {
+// RebuildPDF writes to dst a new PDF document made of what the pages of
+// the document data draw, and nothing else: each page's boxes, rotation,
+// content streams and the resources they use (fonts, images, forms,
+// colour spaces, patterns, shadings, graphics states), each object with
+// only the entries drawing reads (pdfschema.go), ICC profiles rebuilt as
+// images' are, and optional content groups renamed. The catalog has no
+// outline, names, attachments, JavaScript, actions, annotations, form,
+// page labels, structure tree, metadata or any other entry; there is no
+// document information dictionary. The output depends only on data.
+//
+// budget bounds the memory the rebuild may take (DecodeCost.Bytes, as
+// Check estimated it; 0 for DefaultDecodeMemory): a document whose
+// packed objects would take more is refused before it is parsed. It
+// returns an error, whose message reads after "the file is ", when data
+// does not parse as a PDF, is encrypted, has no page, or exceeds the
+// budget or the parser's limits.
+func RebuildPDF(dst io.Writer, data []byte, budget int64) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("a PDF document that does not parse (%v)", r)
 		}
 	}()
-	if err := checkXRefStreams(data); err != nil {
+	if budget <= 0 {
+		budget = DefaultDecodeMemory
+	}
+	cost, err := pdfCost(bytes.NewReader(data), int64(len(data)), budget)
+	if err != nil {
+		return err
+	}
+	if err := cost.check(PDF, Limits{Memory: budget}); err != nil {
 		return err
 	}
 	c, cancel := context.WithTimeout(context.Background(), PDFTimeout)
@@ -91,53 +98,21 @@ func StripPDF(dst io.Writer, data []byte) (err error) {
 	if ctx.Encrypt != nil {
 		return errors.New("a PDF document that is encrypted: publish it without a password or permissions")
 	}
-	if err := dropPDFMetadata(c, ctx); err != nil {
+	r := &pdfRebuild{c: c, src: ctx, memo: map[pdfMemoKey]int{}}
+	if err := r.build(); err != nil {
 		return pdfError(err)
 	}
-	if err := validate.XRefTable(ctx); err != nil {
-		return pdfError(err)
-	}
-	return writePDF(dst, ctx, sha256.Sum256(data))
+	return r.write(dst, ctx.XRefTable.Version(), sha256.Sum256(data))
 }
 
-// xrefStream finds the dictionary of a cross-reference stream: from "obj"
-// to "stream", with /Type /XRef and no other filter than FlateDecode.
-var (
-	xrefStream = regexp.MustCompile(`(?s)\bobj\s*<<((?:[^s]|s[^t]|st[^r])*?/Type\s*/XRef\b.*?)>>\s*stream\r?\n`)
-	pdfFilter  = regexp.MustCompile(`/Filter\s*(\[[^\]]*\]|/[A-Za-z0-9]+)`)
-)
-
-// checkXRefStreams refuses a document with a cross-reference stream that
-// decompresses to more than pdfStreamBytes, or whose cross-reference
-// streams decompress to more than pdfXRefBytes together. pdfcpu decodes
-// these streams before it reads its configuration's limits, up to 512 MiB
-// each (and several times that allocated): a 256 KiB file can ask for it.
-func checkXRefStreams(data []byte) error {
-	var total int64
-	for _, m := range xrefStream.FindAllSubmatchIndex(data, -1) {
-		dict := data[m[2]:m[3]]
-		if f := pdfFilter.FindSubmatch(dict); f != nil && strings.Trim(string(f[1]), "[] \r\n\t") != "/FlateDecode" {
-			return fmt.Errorf("a PDF document whose cross-reference stream is encoded with %s; only FlateDecode is read", f[1])
-		}
-		zr, err := zlib.NewReader(bytes.NewReader(data[m[1]:]))
-		if err != nil {
-			continue // not compressed, or broken: pdfcpu says which
-		}
-		n, _ := io.Copy(io.Discard, io.LimitReader(zr, pdfStreamBytes+1))
-		if n > pdfStreamBytes {
-			return fmt.Errorf("a PDF document with a cross-reference stream that decompresses to more than %d MiB", pdfStreamBytes>>20)
-		}
-		if total += n; total > pdfXRefBytes {
-			return fmt.Errorf("a PDF document whose cross-reference streams decompress to more than %d MiB", pdfXRefBytes>>20)
-		}
-	}
-	return nil
-}
-
-// pdfError words a pdfcpu error for a message about a bundle file.
+// pdfError words an error of reading a PDF for a message about a bundle
+// file.
 func pdfError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("a PDF document that takes more than %v to read", PDFTimeout)
+	}
+	if _, ok := errors.AsType[*pdfRefusal](err); ok {
+		return err
 	}
 	msg := err.Error()
 	if len(msg) > 200 {
@@ -146,155 +121,483 @@ func pdfError(err error) error {
 	return fmt.Errorf("a PDF document that does not parse (%s)", msg)
 }
 
-// dropPDFMetadata removes the document information dictionary and the
-// pdfDropped entries of every dictionary and stream of ctx. An object
-// kept in an object stream is parsed first (pdfcpu would otherwise copy
-// its bytes as they are).
-func dropPDFMetadata(c context.Context, ctx *model.Context) error {
-	ctx.Info = nil
-	for _, e := range ctx.Table {
-		if e == nil || e.Free || e.Object == nil {
-			continue
-		}
-		if l, ok := e.Object.(types.LazyObjectStreamObject); ok {
-			o, err := l.DecodedObject(c)
-			if err != nil {
-				return err
-			}
-			if err := model.ProcessRefCountsWithError(ctx.XRefTable, o); err != nil {
-				return err
-			}
-			e.Object = o
-		}
-		switch o := e.Object.(type) {
-		case types.Dict:
-			dropKeys(o)
-		case types.StreamDict:
-			dropKeys(o.Dict)
-		case types.ObjectStreamDict:
-			dropKeys(o.Dict)
-		}
+// pdfRefusal is an error of the rebuild that says itself what is wrong
+// with the document ("a PDF document with no page").
+type pdfRefusal struct{ msg string }
+
+func (e *pdfRefusal) Error() string { return e.msg }
+
+func refuse(format string, args ...any) error { return &pdfRefusal{fmt.Sprintf(format, args...)} }
+
+// pdfObj is an object of the rebuilt document: a value, or a stream's
+// dictionary (value) and encoded bytes.
+type pdfObj struct {
+	value  types.Object
+	stream bool
+	raw    []byte
+}
+
+// pdfMemoKey names the copy of a source object as one kind: an object
+// reached again as the same kind is the same new object.
+type pdfMemoKey struct {
+	nr   int
+	kind pdfKind
+}
+
+// pdfRebuild copies what the pages of src draw into objs, numbered from
+// 1: the catalog, the page tree's root, then each object in the order the
+// walk meets it, so that the numbering depends on the document alone.
+type pdfRebuild struct {
+	c    context.Context
+	src  *model.Context
+	objs []pdfObj
+	memo map[pdfMemoKey]int
+	// ocgs are the new numbers of the optional content groups copied,
+	// in the order met; iccBytes counts the profiles' decoded bytes.
+	ocgs     []int
+	iccBytes int64
+}
+
+// The new document's first objects.
+const (
+	pdfCatalogNr = 1
+	pdfPagesNr   = 2
+)
+
+func pdfRef(nr int) types.IndirectRef { return *types.NewIndirectRef(nr, 0) }
+
+// add appends o and returns its number.
+func (r *pdfRebuild) add(o pdfObj) int {
+	r.objs = append(r.objs, o)
+	return len(r.objs)
+}
+
+// build copies the pages, then writes the page tree's root and the
+// catalog.
+func (r *pdfRebuild) build() error {
+	if r.src.RootDict == nil {
+		return refuse("a PDF document without a catalog")
 	}
-	if ctx.RootDict != nil {
-		dropKeys(ctx.RootDict)
+	r.add(pdfObj{}) // the catalog
+	r.add(pdfObj{}) // the page tree
+	var kids types.Array
+	seen := map[int]bool{}
+	if err := r.pageTree(r.src.RootDict["Pages"], types.Dict{}, &kids, seen, 0); err != nil {
+		return err
 	}
+	if len(kids) == 0 {
+		return refuse("a PDF document with no page")
+	}
+	r.objs[pdfPagesNr-1] = pdfObj{value: types.Dict{"Type": types.Name("Pages"), "Kids": kids, "Count": types.Integer(len(kids))}}
+	catalog := types.Dict{"Type": types.Name("Catalog"), "Pages": pdfRef(pdfPagesNr)}
+	if oc := r.ocProperties(); oc != nil {
+		catalog["OCProperties"] = oc
+	}
+	r.objs[pdfCatalogNr-1] = pdfObj{value: catalog}
 	return nil
 }
 
-func dropKeys(d types.Dict) {
-	for _, k := range pdfDropped {
-		delete(d, k)
+// pageTree walks the page tree node, passing on the inherited entries,
+// and appends a reference to each page copied to kids. A node met twice
+// (a loop, or a page listed twice) is copied once.
+func (r *pdfRebuild) pageTree(node types.Object, inherited types.Dict, kids *types.Array, seen map[int]bool, depth int) error {
+	if depth > maxPDFDepth {
+		return refuse("a PDF document whose page tree is more than %d levels deep", maxPDFDepth)
 	}
-}
-
-// writePDF writes the objects of ctx that the catalog reaches to dst,
-// in the order of their numbers, with a cross-reference table and the
-// file identifier id (from the source's digest): the bytes depend on the
-// document alone. pdfcpu's own writer is not used for this: it stamps
-// the file with the time and orders objects by walking Go maps, so one
-// document gave different bytes from run to run.
-func writePDF(dst io.Writer, ctx *model.Context, digest [sha256.Size]byte) error {
-	if ctx.Root == nil {
-		return errors.New("a PDF document without a catalog")
-	}
-	reached := map[int]bool{}
-	if err := reachPDF(ctx, *ctx.Root, reached, 0); err != nil {
+	v, nr, err := r.resolve(node)
+	if err != nil {
 		return err
 	}
-	nrs := slices.Sorted(maps.Keys(reached))
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%%PDF-%s\n%%\xE2\xE3\xCF\xD3\n", ctx.XRefTable.Version())
-	offsets := map[int]int{}
-	for _, nr := range nrs {
-		offsets[nr] = b.Len()
-		if err := writePDFObject(&b, ctx, nr); err != nil {
+	d, ok := v.(types.Dict)
+	if !ok || (nr != 0 && seen[nr]) {
+		return nil
+	}
+	seen[nr] = true
+	kidList, isNode := d["Kids"]
+	if t := d.Type(); t != nil && *t == "Page" || t == nil && !isNode {
+		return r.page(d, inherited, kids, depth)
+	}
+	passed := inherited.Clone().(types.Dict)
+	for _, k := range pdfInherited {
+		if v, ok := d[k]; ok {
+			passed[k] = v
+		}
+	}
+	list, _, err := r.resolve(kidList)
+	if err != nil {
+		return err
+	}
+	a, _ := list.(types.Array)
+	for _, kid := range a {
+		if err := r.pageTree(kid, passed, kids, seen, depth+1); err != nil {
 			return err
 		}
 	}
-	size := nrs[len(nrs)-1] + 1
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f\r\n", size)
-	for nr := 1; nr < size; nr++ {
-		if off, ok := offsets[nr]; ok {
-			fmt.Fprintf(&b, "%010d %05d n\r\n", off, pdfGeneration(ctx, nr))
-		} else {
-			b.WriteString("0000000000 00000 f\r\n")
+	return nil
+}
+
+// page copies the page d, with the entries it inherits, and appends a
+// reference to the copy to kids.
+func (r *pdfRebuild) page(d, inherited types.Dict, kids *types.Array, depth int) error {
+	entry := func(k string) types.Object {
+		if v, ok := d[k]; ok {
+			return v
+		}
+		return inherited[k]
+	}
+	out := types.Dict{"Type": types.Name("Page"), "Parent": pdfRef(pdfPagesNr)}
+	for _, k := range slices.Sorted(maps.Keys(pdfPageKeys)) {
+		if err := r.set(out, k, entry(k), pdfPageKeys[k], depth); err != nil {
+			return err
 		}
 	}
-	id := types.HexLiteral(strings.ToUpper(hex.EncodeToString(digest[:16])))
-	trailer := types.Dict{"Size": types.Integer(size), "Root": *ctx.Root, "ID": types.Array{id, id}}
-	fmt.Fprintf(&b, "trailer\n%s\nstartxref\n%d\n%%%%EOF\n", trailer.PDFString(), xref)
-	_, err := dst.Write(b.Bytes())
+	if _, ok := out["MediaBox"].(types.Array); !ok {
+		return refuse("a PDF document whose page %d has no media box", len(*kids)+1)
+	}
+	if err := r.set(out, "Resources", entry("Resources"), pdfResources, depth); err != nil {
+		return err
+	}
+	if err := r.set(out, "Contents", d["Contents"], pdfContent, depth); err != nil {
+		return err
+	}
+	*kids = append(*kids, pdfRef(r.add(pdfObj{value: out})))
+	return nil
+}
+
+// set copies v as kind k into out[key], unless the copy keeps nothing.
+func (r *pdfRebuild) set(out types.Dict, key string, v types.Object, k pdfKind, depth int) error {
+	if v == nil {
+		return nil
+	}
+	c, err := r.copy(v, k, depth+1)
+	if c != nil {
+		out[key] = c
+	}
 	return err
 }
 
-// maxPDFDepth bounds how deeply reachPDF follows direct objects nested in
-// one another.
-const maxPDFDepth = 256
+// resolve returns the object o refers to (o itself when it is direct)
+// and its number (0 for a direct object). A reference to nothing, or to
+// another reference, is nil, as a reader takes it for null.
+func (r *pdfRebuild) resolve(o types.Object) (types.Object, int, error) {
+	ref, ok := o.(types.IndirectRef)
+	if !ok {
+		return o, 0, nil
+	}
+	nr := ref.ObjectNumber.Value()
+	e, ok := r.src.Table[nr]
+	if !ok || e == nil || e.Free || e.Object == nil {
+		return nil, nr, nil
+	}
+	if l, ok := e.Object.(types.LazyObjectStreamObject); ok {
+		d, err := l.DecodedObject(r.c)
+		if err != nil {
+			return nil, nr, err
+		}
+		e.Object = d
+	}
+	if _, ok := e.Object.(types.IndirectRef); ok {
+		return nil, nr, nil
+	}
+	return e.Object, nr, nil
+}
 
-// reachPDF adds to reached the number of every object that o refers to,
-// directly or through the objects it reaches.
-func reachPDF(ctx *model.Context, o types.Object, reached map[int]bool, depth int) error {
+// copy returns the copy of o as kind k: a scalar copied, a dictionary or
+// array copied by the rules of k, an indirect object made one new object
+// (the same one each time it is met as k). nil means nothing of o is
+// kept.
+func (r *pdfRebuild) copy(o types.Object, k pdfKind, depth int) (types.Object, error) {
 	if depth > maxPDFDepth {
-		return errors.New("a PDF document with objects nested too deeply")
+		return nil, refuse("a PDF document with objects nested more than %d deep", maxPDFDepth)
 	}
-	switch o := o.(type) {
-	case types.IndirectRef:
-		nr := o.ObjectNumber.Value()
-		if reached[nr] {
-			return nil
+	if err := r.c.Err(); err != nil {
+		return nil, err
+	}
+	v, nr, err := r.resolve(o)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if number, name, text := pdfScalar(k); number || name || text {
+		return r.scalar(v, number, name, text, depth)
+	}
+	k = r.dispatch(v, k)
+	if k == pdfNone {
+		return nil, nil
+	}
+	if nr == 0 {
+		if k == pdfOCG {
+			return nil, nil // a group is an indirect object: one that is not cannot be told apart
 		}
-		e, ok := ctx.Table[nr]
-		if !ok || e == nil || e.Free || e.Object == nil {
-			return nil // a reference to nothing reads as null
+		obj, err := r.copyValue(v, k, depth)
+		if obj.stream {
+			return nil, err
 		}
-		reached[nr] = true
-		return reachPDF(ctx, e.Object, reached, 0)
+		return obj.value, err
+	}
+	key := pdfMemoKey{nr, k}
+	if n, ok := r.memo[key]; ok {
+		return pdfRef(n), nil
+	}
+	n := r.add(pdfObj{})
+	r.memo[key] = n
+	if k == pdfOCG {
+		r.ocgs = append(r.ocgs, n)
+	}
+	obj, err := r.copyValue(v, k, depth)
+	if err != nil {
+		return nil, err
+	}
+	r.objs[n-1] = obj
+	return pdfRef(n), nil
+}
+
+// dispatch returns the kind v is as k: an XObject is an image or a form
+// by its Subtype, optional content a group or a membership dictionary by
+// its Type; pdfNone when v is neither.
+func (r *pdfRebuild) dispatch(v types.Object, k pdfKind) pdfKind {
+	var d types.Dict
+	switch v := v.(type) {
 	case types.Dict:
-		for _, k := range slices.Sorted(maps.Keys(o)) {
-			if err := reachPDF(ctx, o[k], reached, depth+1); err != nil {
-				return err
-			}
-		}
+		d = v
 	case types.StreamDict:
-		return reachPDF(ctx, o.Dict, reached, depth+1)
+		d = v.Dict
+	}
+	switch k {
+	case pdfXObject:
+		switch st := d.Subtype(); {
+		case st != nil && *st == "Image":
+			return pdfImage
+		case st != nil && *st == "Form":
+			return pdfForm
+		}
+		return pdfNone
+	case pdfOC:
+		switch t := d.Type(); {
+		case t != nil && *t == "OCG":
+			return pdfOCG
+		case t != nil && *t == "OCMD":
+			return pdfOCMD
+		}
+		return pdfNone
+	}
+	return k
+}
+
+// copyValue copies v, a direct object or the value of an indirect one,
+// as kind k.
+func (r *pdfRebuild) copyValue(v types.Object, k pdfKind, depth int) (pdfObj, error) {
+	if special, ok := pdfSpecial[k]; ok {
+		return special(r, v, depth)
+	}
+	switch v := v.(type) {
 	case types.Array:
-		for _, v := range o {
-			if err := reachPDF(ctx, v, reached, depth+1); err != nil {
-				return err
+		out := make(types.Array, 0, len(v))
+		for _, e := range v {
+			c, err := r.copy(e, k, depth+1)
+			if err != nil {
+				return pdfObj{}, err
+			}
+			out = append(out, c)
+		}
+		return pdfObj{value: out}, nil
+	case types.Dict:
+		d, err := r.dict(v, k, depth)
+		return pdfObj{value: d}, err
+	case types.StreamDict:
+		return r.stream(v, k, depth)
+	}
+	return pdfObj{}, nil
+}
+
+// dict copies the entries of d that kind k keeps.
+func (r *pdfRebuild) dict(d types.Dict, k pdfKind, depth int) (types.Dict, error) {
+	keys := pdfKeys[k]
+	out := types.Dict{}
+	for _, key := range slices.Sorted(maps.Keys(d)) {
+		ek, ok := keys[key]
+		if !ok {
+			continue
+		}
+		var c types.Object
+		var err error
+		if pdfNameDict(k, key) {
+			c, err = r.nameDict(d[key], ek, depth+1)
+		} else {
+			c, err = r.copy(d[key], ek, depth+1)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			out[key] = c
+		}
+	}
+	if k == pdfOCG {
+		out["Name"] = types.StringLiteral(fmt.Sprintf("Layer %d", len(r.ocgs)))
+	}
+	return out, nil
+}
+
+// nameDict copies a dictionary of names the producer chose (a page's
+// fonts by name) whose values are of kind k.
+func (r *pdfRebuild) nameDict(o types.Object, k pdfKind, depth int) (types.Object, error) {
+	v, _, err := r.resolve(o)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(types.Dict)
+	if !ok {
+		return nil, nil
+	}
+	out := types.Dict{}
+	for _, name := range slices.Sorted(maps.Keys(d)) {
+		c, err := r.copy(d[name], k, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			out[name] = c
+		}
+	}
+	return out, nil
+}
+
+// stream copies a stream's kept entries, how its bytes are encoded and
+// its bytes as they are.
+func (r *pdfRebuild) stream(sd types.StreamDict, k pdfKind, depth int) (pdfObj, error) {
+	if sd.Raw == nil && sd.StreamLength != nil && *sd.StreamLength > 0 {
+		return pdfObj{}, errors.New("a stream that was not read")
+	}
+	d, err := r.dict(sd.Dict, k, depth)
+	if err != nil {
+		return pdfObj{}, err
+	}
+	for _, key := range slices.Sorted(maps.Keys(pdfStreamKeys)) {
+		if err := r.set(d, key, sd.Dict[key], pdfStreamKeys[key], depth); err != nil {
+			return pdfObj{}, err
+		}
+	}
+	return pdfObj{value: d, stream: true, raw: sd.Raw}, nil
+}
+
+// scalar copies v when it is a scalar of an accepted type, or an array
+// of them (nested, references followed); other elements of an array
+// become null, so that the positions of the others hold.
+func (r *pdfRebuild) scalar(v types.Object, number, name, text bool, depth int) (types.Object, error) {
+	switch v := v.(type) {
+	case types.Integer, types.Float, types.Boolean:
+		if number {
+			return v, nil
+		}
+	case types.Name:
+		if name {
+			return v, nil
+		}
+	case types.StringLiteral, types.HexLiteral:
+		if text {
+			return v, nil
+		}
+	case types.Array:
+		if depth > maxPDFDepth {
+			return nil, refuse("a PDF document with arrays nested more than %d deep", maxPDFDepth)
+		}
+		out := make(types.Array, 0, len(v))
+		for _, e := range v {
+			ev, _, err := r.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			c, err := r.scalar(ev, number, name, text, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// ocProperties returns the catalog's optional content properties for the
+// groups copied: each group's default state as the source's default
+// configuration sets it, nothing else (no names, order or usage).
+func (r *pdfRebuild) ocProperties() types.Object {
+	if len(r.ocgs) == 0 {
+		return nil
+	}
+	var all types.Array
+	for _, n := range r.ocgs {
+		all = append(all, pdfRef(n))
+	}
+	d := types.Dict{}
+	src, _, _ := r.resolve(r.src.RootDict["OCProperties"])
+	if p, ok := src.(types.Dict); ok {
+		conf, _, _ := r.resolve(p["D"])
+		if c, ok := conf.(types.Dict); ok {
+			if b, ok := c["BaseState"].(types.Name); ok && (b == "ON" || b == "OFF" || b == "Unchanged") {
+				d["BaseState"] = b
+			}
+			for _, state := range []string{"ON", "OFF"} {
+				if a := r.copiedOCGs(c[state]); len(a) > 0 {
+					d[state] = a
+				}
 			}
 		}
 	}
-	return nil
+	return types.Dict{"OCGs": all, "D": d}
 }
 
-// writePDFObject writes object nr of ctx as an indirect object; a stream
-// with its encoded bytes as read and their length.
-func writePDFObject(b *bytes.Buffer, ctx *model.Context, nr int) error {
-	fmt.Fprintf(b, "%d %d obj\n", nr, pdfGeneration(ctx, nr))
-	switch o := ctx.Table[nr].Object.(type) {
-	case types.StreamDict:
-		if o.Raw == nil && o.StreamLength != nil && *o.StreamLength > 0 {
-			return fmt.Errorf("a PDF document whose stream %d was not read", nr)
+// copiedOCGs returns the copies of the groups the array o lists that
+// were copied.
+func (r *pdfRebuild) copiedOCGs(o types.Object) types.Array {
+	v, _, _ := r.resolve(o)
+	a, _ := v.(types.Array)
+	var out types.Array
+	for _, e := range a {
+		if ref, ok := e.(types.IndirectRef); ok {
+			if n, ok := r.memo[pdfMemoKey{ref.ObjectNumber.Value(), pdfOCG}]; ok {
+				out = append(out, pdfRef(n))
+			}
 		}
-		d := o.Dict.Clone().(types.Dict)
-		d["Length"] = types.Integer(len(o.Raw))
-		fmt.Fprintf(b, "%s\nstream\n", d.PDFString())
-		b.Write(o.Raw)
-		b.WriteString("\nendstream")
-	case types.ObjectStreamDict, types.XRefStreamDict:
-		return fmt.Errorf("a PDF document whose object %d, a cross-reference or object stream, is referred to", nr)
-	default:
-		b.WriteString(o.PDFString())
 	}
-	b.WriteString("\nendobj\n")
-	return nil
+	return out
 }
 
-// pdfGeneration returns the generation number of object nr of ctx.
-func pdfGeneration(ctx *model.Context, nr int) int {
-	if g := ctx.Table[nr].Generation; g != nil {
-		return *g
+// write writes the rebuilt objects to dst with a cross-reference table,
+// the header version of the source and the file identifier taken from
+// digest (the source's): the bytes depend on the document alone.
+// pdfcpu's own writer is not used: it stamps the file with the time and
+// orders objects by walking Go maps.
+func (r *pdfRebuild) write(dst io.Writer, version model.Version, digest [sha256.Size]byte) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%%PDF-%s\n%%\xE2\xE3\xCF\xD3\n", version)
+	offsets := make([]int, len(r.objs))
+	for i, o := range r.objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n", i+1)
+		switch {
+		case o.stream:
+			d := o.value.(types.Dict)
+			d["Length"] = types.Integer(len(o.raw))
+			fmt.Fprintf(&b, "%s\nstream\n", d.PDFString())
+			b.Write(o.raw)
+			b.WriteString("\nendstream")
+		case o.value == nil:
+			b.WriteString("null")
+		default:
+			b.WriteString(o.value.PDFString())
+		}
+		b.WriteString("\nendobj\n")
 	}
-	return 0
+	size := len(r.objs) + 1
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f\r\n", size)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n\r\n", off)
+	}
+	id := types.HexLiteral(strings.ToUpper(hex.EncodeToString(digest[:16])))
+	trailer := types.Dict{"Size": types.Integer(size), "Root": pdfRef(pdfCatalogNr), "ID": types.Array{id, id}}
+	fmt.Fprintf(&b, "trailer\n%s\nstartxref\n%d\n%%%%EOF\n", trailer.PDFString(), xref)
+	_, err := dst.Write(b.Bytes())
+	return err
 }

@@ -38,10 +38,10 @@ func planPDF(t *testing.T) (doc []byte, canaries []string) {
 	return mediatest.PlanPDF(m), []string{m.Title, m.Author, m.GPS, m.PageXMP, m.PieceInfo, m.UpdatedTitle}
 }
 
-func stripPDF(t *testing.T, doc []byte) []byte {
+func rebuildPDF(t *testing.T, doc []byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := media.StripPDF(&out, doc); err != nil {
+	if err := media.RebuildPDF(&out, doc, 0); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
@@ -144,10 +144,10 @@ func noCanary(t *testing.T, data []byte, canaries []string) {
 	}
 }
 
-// TestStripPDF: a plan PDF with metadata in every slot is published with
+// TestRebuildPDF: a plan PDF with metadata in every slot is published with
 // none, renders the same pages with poppler, and is the same bytes each
 // time.
-func TestStripPDF(t *testing.T) {
+func TestRebuildPDF(t *testing.T) {
 	doc, canaries := planPDF(t)
 	before := pdfInfo(t, doc)
 	for _, want := range []string{"Title:", "xpacket", canaries[5], canaries[2]} {
@@ -155,7 +155,7 @@ func TestStripPDF(t *testing.T) {
 			t.Fatalf("the test PDF shows no %s in pdfinfo:\n%s", want, before)
 		}
 	}
-	got := stripPDF(t, doc)
+	got := rebuildPDF(t, doc)
 	noCanary(t, got, canaries)
 	after := pdfInfo(t, got)
 	for _, gone := range []string{"Title:", "Author:", "Creator:", "Producer:", "CreationDate:", "ModDate:", "xpacket"} {
@@ -167,7 +167,7 @@ func TestStripPDF(t *testing.T) {
 		t.Errorf("pdfinfo after:\n%s", after)
 	}
 	samePages(t, doc, got)
-	if again := stripPDF(t, doc); !bytes.Equal(again, got) {
+	if again := rebuildPDF(t, doc); !bytes.Equal(again, got) {
 		t.Error("stripping the same PDF twice gave different bytes")
 	}
 	// A document written with object streams (the dictionaries compressed
@@ -176,7 +176,7 @@ func TestStripPDF(t *testing.T) {
 	if !bytes.Contains(mediatest.Inflated(packed), []byte(canaries[4])) {
 		t.Fatal("the packed test PDF lost its PieceInfo")
 	}
-	got = stripPDF(t, packed)
+	got = rebuildPDF(t, packed)
 	noCanary(t, got, canaries)
 	samePages(t, packed, got)
 }
@@ -202,10 +202,10 @@ func packPDF(t *testing.T, doc []byte) []byte {
 	return out.Bytes()
 }
 
-// TestStripPDFSamples: the sample bundles' plan PDFs render the same after
+// TestRebuildPDFSamples: the sample bundles' plan PDFs render the same after
 // stripping, and each gives the same bytes every time (pdfcpu's writer
 // ordered a page's fonts by walking a Go map: two runs differed).
-func TestStripPDFSamples(t *testing.T) {
+func TestRebuildPDFSamples(t *testing.T) {
 	names, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "bundles", "*", "*", "*.pdf"))
 	if len(names) == 0 {
 		t.Fatal("no sample PDF")
@@ -215,9 +215,9 @@ func TestStripPDFSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := stripPDF(t, doc)
+		got := rebuildPDF(t, doc)
 		for range 8 {
-			if again := stripPDF(t, doc); !bytes.Equal(again, got) {
+			if again := rebuildPDF(t, doc); !bytes.Equal(again, got) {
 				t.Fatalf("%s: stripping it again gave different bytes", n)
 			}
 		}
@@ -227,8 +227,8 @@ func TestStripPDFSamples(t *testing.T) {
 	}
 }
 
-// TestStripPDFRefuses: what cannot be published says why.
-func TestStripPDFRefuses(t *testing.T) {
+// TestRebuildPDFRefuses: what cannot be published says why.
+func TestRebuildPDFRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
 		doc        []byte
@@ -237,7 +237,7 @@ func TestStripPDFRefuses(t *testing.T) {
 		{"encrypted", "encrypted", encryptedPDF(t)},
 	} {
 		var out bytes.Buffer
-		err := media.StripPDF(&out, c.doc)
+		err := media.RebuildPDF(&out, c.doc, 0)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
@@ -256,15 +256,15 @@ func encryptedPDF(t *testing.T) []byte {
 	return out.Bytes()
 }
 
-// TestStripPDFBomb: a PDF whose cross-reference stream inflates to 256 MiB
+// TestRebuildPDFBomb: a PDF whose cross-reference stream inflates to 256 MiB
 // from 256 KiB is refused after inflating at most what the limit allows,
 // into no memory. Before the guard pdfcpu decoded it, 1 GiB allocated.
-func TestStripPDFBomb(t *testing.T) {
+func TestRebuildPDFBomb(t *testing.T) {
 	doc := xrefBomb(t, 256<<20)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	err := media.StripPDF(io.Discard, doc)
+	err := media.RebuildPDF(io.Discard, doc, 0)
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "decompresses to more than 32 MiB") {
 		t.Errorf("error %v", err)
@@ -293,4 +293,79 @@ func xrefBomb(t *testing.T, n int) []byte {
 	b.Write(z.Bytes())
 	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
 	return b.Bytes()
+}
+
+// pdfText returns the text poppler extracts from doc.
+func pdfText(t *testing.T, doc []byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(f, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(poppler(t, "pdftotext"), f, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// validPDF fails unless pdfcpu's validation accepts doc. It is relaxed
+// (strict wants FirstChar on the standard fonts, which PDF 1.7 does not).
+func validPDF(t *testing.T, doc []byte) {
+	t.Helper()
+	api.DisableConfigDir()
+	conf := model.NewDefaultConfiguration()
+	conf.ValidationMode = model.ValidationRelaxed
+	if err := api.Validate(bytes.NewReader(doc), conf); err != nil {
+		t.Errorf("the rebuilt PDF is not valid: %v", err)
+	}
+}
+
+// TestRebuildPDFKeepsOnlyWhatPagesDraw: a PDF with private text in every
+// place a producer's tool fills besides the pages (mediatest.PDFPlaces),
+// written plainly and with object streams, is published with none of it,
+// renders the same pages with poppler (the layer that is off still off),
+// keeps its drawn text extractable and is a valid PDF. Before the rebuild,
+// the stripped PDF kept the outline, annotations, form, JavaScript,
+// attachment, page labels, structure tree, layer names, destinations and
+// custom keys.
+func TestRebuildPDFKeepsOnlyWhatPagesDraw(t *testing.T) {
+	secrets := map[string]string{}
+	doc := mediatest.PrivatePDF(func(place string) string {
+		if secrets[place] == "" {
+			secrets[place] = canary(place)
+		}
+		return secrets[place]
+	})
+	if len(secrets) != len(mediatest.PDFPlaces) {
+		t.Fatalf("the test PDF fills %d places, mediatest.PDFPlaces lists %d", len(secrets), len(mediatest.PDFPlaces))
+	}
+	for _, variant := range []struct {
+		name string
+		doc  []byte
+	}{{"plain", doc}, {"object streams", packPDF(t, doc)}} {
+		t.Run(variant.name, func(t *testing.T) {
+			all := mediatest.Inflated(variant.doc)
+			for _, place := range mediatest.PDFPlaces {
+				if !bytes.Contains(all, []byte(secrets[place])) {
+					t.Fatalf("the test PDF lost its %s", place)
+				}
+			}
+			got := rebuildPDF(t, variant.doc)
+			found := mediatest.Inflated(got)
+			for _, place := range mediatest.PDFPlaces {
+				if bytes.Contains(found, []byte(secrets[place])) {
+					t.Errorf("the rebuilt PDF still holds its %s", place)
+				}
+			}
+			samePages(t, variant.doc, got)
+			if text := pdfText(t, got); !strings.Contains(text, "Main Floor") {
+				t.Errorf("the rebuilt PDF's text is %q", text)
+			}
+			validPDF(t, got)
+			if again := rebuildPDF(t, variant.doc); !bytes.Equal(again, got) {
+				t.Error("rebuilding the same PDF twice gave different bytes")
+			}
+		})
+	}
 }

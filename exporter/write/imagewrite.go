@@ -158,14 +158,14 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 	return d.SHA256, nil
 }
 
-// stripPDF is putSource for a public PDF: it publishes the bundle PDF
-// f.Src without its metadata (media.StripPDF). The document is read and
-// rewritten in memory (the parser holds all of it anyway) and written like
+// rebuildPDF is putSource for a public PDF: it publishes the bundle PDF
+// f.Src rebuilt from what its pages draw (media.RebuildPDF). The document
+// is read and rebuilt in memory (the parser holds all of it anyway) and written like
 // a document, so that it is parsed once; the rewrite is a decode
 // (decodes.go): it takes its share of the memory budget and one of the
 // Jobs slots, and is recorded. A source that changes while it is read is
 // errChanged; one that does not parse rejects the bundle.
-func (w *guideWriter) stripPDF(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
+func (w *guideWriter) rebuildPDF(t Tree, b *bundle.Bundle, f render.File, attempt int) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	src, before, err := w.openSource(b, f)
 	if err != nil {
@@ -188,7 +188,7 @@ func (w *guideWriter) stripPDF(t Tree, b *bundle.Bundle, f render.File, attempt 
 	err = w.decode(context.Background(), b, f.Src, sha256.Sum256(data), b.Media[f.Src].Decode, func() error {
 		w.e.cpu <- struct{}{}
 		defer func() { <-w.e.cpu }()
-		if err := media.StripPDF(&out, data); err != nil {
+		if err := media.RebuildPDF(&out, data, b.Media[f.Src].Decode.Bytes); err != nil {
 			return rejectFile(b, f.Src, err)
 		}
 		return nil

@@ -73,7 +73,7 @@ func (w *guideWriter) putSource(t Tree, b *bundle.Bundle, f render.File) ([sha25
 		case f.Width > 0:
 			s, err = w.renderMedia(t, b, f)
 		case f.Format == media.PDF:
-			s, err = w.stripPDF(t, b, f, attempt)
+			s, err = w.rebuildPDF(t, b, f, attempt)
 		case f.Format != "":
 			s, err = w.stripMedia(t, b, f, attempt)
 		default:
