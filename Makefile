@@ -14,8 +14,11 @@ help: ## show this help
 
 # run builds and runs the binary rather than "go run", which exits 1 on
 # Ctrl-C (make then reports an error) and for any failure of guidepub.
-run: build ## export the embedded sample bundles and serve them with the sidecar ($(BIN) dev)
-	$(BIN) dev
+# ADDR, when set, is dev's --addr (default 127.0.0.1:8080).
+ADDR      ?=
+
+run: build ## export the embedded sample bundles and serve them with the sidecar ($(BIN) dev; ADDR=127.0.0.1:8090 listens there)
+	$(BIN) dev$(if $(ADDR), --addr $(ADDR))
 
 test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip when PostgreSQL, nginx... are missing)
 	$(GO) test -count=1 -timeout 30m $(PKGS)

@@ -204,8 +204,8 @@ func (e *env) prepareDev(c *cli.Context, logger *slog.Logger, stdout io.Writer) 
 			return nil, fmt.Errorf("work folder: %w", err)
 		}
 	}
-	if d.ln, err = net.Listen("tcp", c.String("addr")); err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
+	if d.ln, err = listen(c.String("addr"), true); err != nil {
+		return nil, err
 	}
 	d.base = "http://" + d.ln.Addr().String()
 	fmt.Fprintf(stdout, "guidepub dev: listening on %s\n", d.base)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/guidepub/guidepub/site/httpserver"
@@ -46,4 +48,29 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, limits http
 		err = errors.Join(err, f(sctx))
 	}
 	return err
+}
+
+// listen listens on addr, the --addr of serve, sidecar or dev. When
+// another process has the address, its error says how to choose another:
+// --addr or GUIDEPUB_ADDR, and for dev, which make run starts, make run's
+// ADDR.
+func listen(addr string, dev bool) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	other := "127.0.0.1:8090"
+	if host, port, serr := net.SplitHostPort(addr); serr == nil {
+		if p, perr := strconv.Atoi(port); perr == nil && p > 0 && p < 65526 {
+			other = net.JoinHostPort(host, strconv.Itoa(p+10))
+		}
+	}
+	how := "--addr " + other + " (or GUIDEPUB_ADDR=" + other + ")"
+	if dev {
+		how += ", or with make: make run ADDR=" + other
+	}
+	return nil, fmt.Errorf("%w: another process listens there; stop it, or choose another address: %s", err, how)
 }

@@ -34,3 +34,20 @@ func TestMakeHelp(t *testing.T) {
 		t.Errorf("make help does not show IMAGE and BIN's values:\n%s", help)
 	}
 }
+
+// TestMakeRunAddr: make run ADDR=... runs dev on that address, and make
+// run without it leaves dev's default (and GUIDEPUB_ADDR) alone.
+func TestMakeRunAddr(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		fixtures.Missing(t, "make", "apt-get install make")
+	}
+	for addr, want := range map[string]string{"127.0.0.1:8090": "bin/guidepub dev --addr 127.0.0.1:8090", "": "bin/guidepub dev"} {
+		cmd := exec.Command("make", "--no-print-directory", "-n", "run", "ADDR="+addr)
+		cmd.Dir = repoRoot
+		out, err := cmd.CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err != nil || lines[len(lines)-1] != want {
+			t.Errorf("make -n run ADDR=%s: %v\n%s\nwant the last line %q", addr, err, out, want)
+		}
+	}
+}

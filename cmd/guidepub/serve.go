@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -73,9 +71,9 @@ func (e *env) runServe(c *cli.Context) error {
 		return err
 	}
 	defer srv.Close()
-	l, err := net.Listen("tcp", c.String("addr"))
+	l, err := listen(c.String("addr"), false)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	logger.Info("serving", "dir", dir, "addr", "http://"+l.Addr().String(), "cacheBytes", cfg.CacheBytes)
 	// Read, write and idle limits: a client that stops sending or reading

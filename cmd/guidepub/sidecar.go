@@ -346,9 +346,9 @@ func (e *env) runSidecarCommand(c *cli.Context) error {
 	if fi, err := os.Stat(cfg.Private); err != nil || !fi.IsDir() {
 		return usagef("--private %s is not a folder", cfg.Private)
 	}
-	ln, err := net.Listen("tcp", c.String("addr"))
+	ln, err := listen(c.String("addr"), false)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	return runSidecar(c.Context, cfg, ln, logger)
 }
