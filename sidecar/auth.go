@@ -55,7 +55,8 @@ func principal(ctx context.Context) store.Token {
 
 // authenticated wraps h: the request must carry valid credentials (else
 // 401), stay within its app's rate limit (else 429) and, when scope is not
-// empty, hold scope (else 403).
+// empty, hold scope (else 403, with RFC 6750's insufficient_scope
+// challenge for a bearer token).
 func (s *Server) authenticated(scope string, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, err := s.authenticate(r)
@@ -75,7 +76,7 @@ func (s *Server) authenticated(scope string, h http.HandlerFunc) http.Handler {
 			return
 		}
 		if scope != "" && !hasScope(tok.Scopes, scope) {
-			s.writeError(w, r, errPermissionDenied)
+			s.writeError(w, r, errInsufficientScope(scope))
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, tok)))

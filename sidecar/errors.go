@@ -31,9 +31,10 @@ type apiError struct {
 	message    string
 	retryAfter int // seconds, for 429
 	// bearerError is the RFC 6750 §3.1 error code of the challenge sent
-	// with a 400 about how a bearer token was sent.
-	bearerError string
-	err         error
+	// with a 400 about how a bearer token was sent, or with a 403 for a
+	// bearer token without the scope in bearerScope.
+	bearerError, bearerScope string
+	err                      error
 }
 
 func (e *apiError) Error() string {
@@ -52,6 +53,13 @@ var (
 	errUnauthenticated  = &apiError{status: http.StatusUnauthorized, code: CodeUnauthenticated}
 	errPermissionDenied = &apiError{status: http.StatusForbidden, code: CodePermissionDenied}
 )
+
+// errInsufficientScope is the 403 of a token without scope. Sent as a
+// bearer token, it is answered with RFC 6750 §3.1's insufficient_scope
+// challenge naming the scope.
+func errInsufficientScope(scope string) error {
+	return &apiError{status: http.StatusForbidden, code: CodePermissionDenied, bearerError: "insufficient_scope", bearerScope: scope}
+}
 
 func notFound(msg string) error {
 	return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: msg}
@@ -96,23 +104,28 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(ae.retryAfter))
 	}
-	if ae.status == http.StatusUnauthorized || ae.bearerError != "" {
-		w.Header().Set("WWW-Authenticate", challenge(r, ae.bearerError))
+	if _, bearer := bearerToken(r); ae.status == http.StatusUnauthorized || (bearer && ae.bearerError != "") {
+		w.Header().Set("WWW-Authenticate", challenge(r, ae))
 	}
 	writeJSON(w, ae.status, errorBody{Code: ae.code, Message: ae.message})
 }
 
 // challenge is the WWW-Authenticate value of a 401 (RFC 9110 §15.5.2
-// requires one): the Bearer scheme of RFC 6750, the one standard scheme
-// the Portal API takes. Its error attribute is code, or invalid_token when
-// the request carried a bearer token; a request that sent none gets no
-// error attribute (RFC 6750 §3.1).
-func challenge(r *http.Request, code string) string {
+// requires one) or of ae's RFC 6750 §3.1 error: the Bearer scheme of RFC
+// 6750, the one standard scheme the Portal API takes. Its error attribute
+// is ae's, or invalid_token for a 401 when the request carried a bearer
+// token; a request that sent none gets no error attribute (RFC 6750 §3.1).
+func challenge(r *http.Request, ae *apiError) string {
+	code := ae.bearerError
 	if _, sent := bearerToken(r); sent && code == "" {
 		code = "invalid_token"
 	}
 	if code == "" {
 		return `Bearer realm="guidepub"`
 	}
-	return `Bearer realm="guidepub", error="` + code + `"`
+	c := `Bearer realm="guidepub", error="` + code + `"`
+	if ae.bearerScope != "" {
+		c += `, scope="` + ae.bearerScope + `"`
+	}
+	return c
 }

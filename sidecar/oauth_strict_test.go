@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/guidepub/guidepub/sidecar/oauth"
+	"github.com/guidepub/guidepub/sidecar/store"
 	"golang.org/x/oauth2"
 )
 
@@ -204,6 +205,246 @@ func TestOAuthRevokeAccessRevokesRefresh(t *testing.T) {
 			url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}, e.clientID, e.app.ClientSecret)
 		if status != 400 || errCode != "invalid_grant" {
 			t.Fatalf("refresh after revoking the %s: %d %s, want 400 invalid_grant", revoked, status, errCode)
+		}
+	}
+}
+
+// authorizeRedirect sends an authorization request without following
+// redirects and returns the status, the Location's query (nil without
+// one) and the body.
+func authorizeRedirect(t *testing.T, u string) (int, url.Values, string) {
+	t.Helper()
+	resp, err := noRedirect.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("Location") == "" {
+		return resp.StatusCode, nil, string(body)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, loc.Query(), string(body)
+}
+
+// TestOAuthCodeChallengeShape: an S256 code_challenge is the base64url
+// SHA-256 of the verifier, 43 characters of the unreserved set (RFC 7636
+// §4.1, §4.2); any other is invalid_request, before sign-in and at the
+// consent, and no code is issued for it.
+func TestOAuthCodeChallengeShape(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	challenge := func(c string) string {
+		return e.app.AuthCodeURL("state-1234567890", oauth2.SetAuthURLParam("code_challenge", c),
+			oauth2.SetAuthURLParam("code_challenge_method", "S256"))
+	}
+	for _, c := range []string{"short", strings.Repeat("a", 42), strings.Repeat("a", 44), strings.Repeat("a", 128),
+		strings.Repeat("a", 42) + "+", strings.Repeat("a", 42) + "=", strings.Repeat("a", 42) + "~", strings.Repeat("a", 42) + " "} {
+		status, q, body := authorizeRedirect(t, challenge(c))
+		if status != 303 || q.Get("error") != "invalid_request" || q.Get("state") != "state-1234567890" || q.Get("code") != "" {
+			t.Errorf("code_challenge %q: %d %v\n%s\nwant a 303 to the app with invalid_request", c, status, q, body)
+		}
+	}
+
+	// The consent form posts the authorization request again: a challenge
+	// changed on the way is refused there too.
+	b := newBrowser(t)
+	resp, page := b.get(e.app.AuthCodeURL("state-1234567890", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	if strings.Contains(resp.Request.URL.Path, oauth.PathSignIn) {
+		f, action := form(t, page)
+		f.Set("username", "alice")
+		f.Set("password", alicePassword)
+		_, page = b.post(e.http.URL+action, f)
+	}
+	f, action := form(t, page)
+	f.Set("decision", "allow")
+	f.Add("grant", "guide.events")
+	u, _ := url.Parse(e.http.URL + action)
+	q := u.Query()
+	q.Set("code_challenge", "short")
+	u.RawQuery = q.Encode()
+	b.post(u.String(), f)
+	if got := e.callback.query(); got.Get("error") != "invalid_request" || got.Get("code") != "" {
+		t.Fatalf("consent with code_challenge=short: callback %v, want invalid_request and no code", got)
+	}
+}
+
+// TestOAuthRepeatedParameters: a parameter sent twice is invalid_request
+// at the authorization endpoint (RFC 6749 §3.1), the token endpoint
+// (§3.2) and the revocation endpoint (RFC 7009 §2.1, which takes §3.2's
+// rules); a repeated client_id or redirect_uri is answered on a page,
+// never by a redirect (§4.1.2.1).
+func TestOAuthRepeatedParameters(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	b := newBrowser(t)
+	verifier := oauth2.GenerateVerifier()
+	valid := e.app.AuthCodeURL("state-1234567890", oauth2.S256ChallengeOption(verifier))
+	for _, tc := range []struct {
+		param, value string
+		page         bool // answered on a page, not redirected
+	}{
+		{"client_id", e.clientID, true},
+		{"client_id", "gpc_00000000000000000000", true},
+		{"redirect_uri", e.app.RedirectURL, true},
+		{"scope", "guide.events", false},
+		{"response_type", "code", false},
+		{"code_challenge", oauth2.S256ChallengeFromVerifier(verifier), false},
+		{"state", "state-1234567890", false},
+	} {
+		status, q, body := authorizeRedirect(t, valid+"&"+tc.param+"="+url.QueryEscape(tc.value))
+		switch {
+		case tc.page && (status != 400 || q != nil):
+			t.Errorf("%s twice: %d %v, want 400 on a page, no redirect\n%s", tc.param, status, q, body)
+		case !tc.page && (status != 303 || q.Get("error") != "invalid_request" || q.Get("code") != ""):
+			t.Errorf("%s twice: %d %v, want a 303 to the app with invalid_request\n%s", tc.param, status, q, body)
+		}
+	}
+
+	code := func() string {
+		q := e.authorize(t, b, valid, "allow", "guide.events")
+		if q.Get("code") == "" {
+			t.Fatalf("callback %v, want a code", q)
+		}
+		return q.Get("code")
+	}
+	exchange := url.Values{"grant_type": {"authorization_code"}, "redirect_uri": {e.app.RedirectURL},
+		"code_verifier": {verifier}, "client_id": {e.clientID}, "client_secret": {e.app.ClientSecret}}
+	for _, param := range []string{"client_id", "grant_type", "code_verifier", "code"} {
+		form := url.Values{}
+		for k, v := range exchange {
+			form[k] = append([]string(nil), v...)
+		}
+		form.Set("code", code())
+		form.Add(param, form.Get(param))
+		status, _, errCode := tokenCall(t, e.http.URL+oauth.PathToken, form, "", "")
+		if status != 400 || errCode != "invalid_request" {
+			t.Errorf("token request with %s twice: %d %q, want 400 invalid_request", param, status, errCode)
+		}
+	}
+	tok := e.grant(t, b, "guide.events")
+	status, _, errCode := tokenCall(t, e.http.URL+oauth.PathRevoke,
+		url.Values{"token": {tok.RefreshToken, tok.RefreshToken}}, e.clientID, e.app.ClientSecret)
+	if status != 400 || errCode != "invalid_request" {
+		t.Errorf("revocation with token twice: %d %q, want 400 invalid_request", status, errCode)
+	}
+}
+
+// newPublicApp registers a public app (no secret) with e's redirect URI
+// and returns its client, which authenticates with client_id alone.
+func newPublicApp(t *testing.T, e *oauthEnv) oauth2.Config {
+	t.Helper()
+	id, err := oauth.NewClientID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.CreateApp(t.Context(), store.App{ClientID: id, OwnerID: "integrator", Name: "Listing Sync",
+		RedirectURIs: []string{e.app.RedirectURL}, Scopes: []string{"guide.events"}, CreatedAt: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	app := e.app
+	app.ClientID, app.ClientSecret = id, ""
+	app.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+	return app
+}
+
+// TestOAuthPublicClientSecret: a public app has no secret, so one that
+// presents a secret (in HTTP Basic or in the form) is refused like a
+// confidential app's wrong secret: 401 invalid_client with a Basic
+// challenge (RFC 6749 §2.3.1, §5.2). Without a secret it gets tokens.
+func TestOAuthPublicClientSecret(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	b := newBrowser(t)
+	pub := newPublicApp(t, e)
+	code := func() (string, string) {
+		verifier := oauth2.GenerateVerifier()
+		q := e.authorize(t, b, pub.AuthCodeURL("state-1234567890", oauth2.S256ChallengeOption(verifier)), "allow", "guide.events")
+		if q.Get("code") == "" {
+			t.Fatalf("callback %v, want a code", q)
+		}
+		return q.Get("code"), verifier
+	}
+	exchange := func(c, verifier string) url.Values {
+		return url.Values{"grant_type": {"authorization_code"}, "code": {c}, "redirect_uri": {pub.RedirectURL}, "code_verifier": {verifier}}
+	}
+	for _, tc := range []struct {
+		name       string
+		user, pass string // HTTP Basic, when user is set
+		form       url.Values
+	}{
+		{"a made-up secret in HTTP Basic", pub.ClientID, "gpcs_madeup", nil},
+		{"a made-up secret in the form", "", "", url.Values{"client_id": {pub.ClientID}, "client_secret": {"gpcs_madeup"}}},
+	} {
+		c, verifier := code()
+		form := exchange(c, verifier)
+		for k, v := range tc.form {
+			form[k] = v
+		}
+		status, hdr, errCode := tokenCall(t, e.http.URL+oauth.PathToken, form, tc.user, tc.pass)
+		if status != 401 || errCode != "invalid_client" || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("token request with %s: %d %q WWW-Authenticate %q, want 401 invalid_client with a Basic challenge",
+				tc.name, status, errCode, hdr.Get("WWW-Authenticate"))
+		}
+	}
+	c, verifier := code()
+	tok, err := pub.Exchange(t.Context(), c, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("exchange with client_id alone: %v", err)
+	}
+	status, hdr, errCode := tokenCall(t, e.http.URL+oauth.PathRevoke, url.Values{"token": {tok.RefreshToken}}, pub.ClientID, "gpcs_madeup")
+	if status != 401 || errCode != "invalid_client" || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Basic ") {
+		t.Errorf("revocation with a made-up secret in HTTP Basic: %d %q WWW-Authenticate %q, want 401 invalid_client with a Basic challenge",
+			status, errCode, hdr.Get("WWW-Authenticate"))
+	}
+	if status, _, errCode := tokenCall(t, e.http.URL+oauth.PathRevoke,
+		url.Values{"token": {tok.RefreshToken}, "client_id": {pub.ClientID}}, "", ""); status != 200 {
+		t.Errorf("revocation with client_id alone: %d %q, want 200", status, errCode)
+	}
+}
+
+// TestOAuthInsufficientScope: a bearer token without the scope a request
+// needs is answered 403 with the RFC 6750 §3.1 challenge naming the scope;
+// the same token in X-Svc-App-Token gets the 403 without a challenge (no
+// Bearer scheme was used), as does a bearer token for another owner's
+// guide (its scopes are not what is missing).
+func TestOAuthInsufficientScope(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	b := newBrowser(t)
+	list := e.grant(t, b, "guide.list")
+	events := e.grant(t, b, "guide.events")
+	call := func(token string, bearer bool, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.http.URL+path, nil)
+		if bearer {
+			req.Header.Set("Authorization", "Bearer "+token)
+		} else {
+			req.Header.Set(HeaderAppID, e.clientID)
+			req.Header.Set(HeaderAppToken, token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	}
+	other := "/api/v1/guides/" + guideOther + "/events/ready/object?taskId=" + workOrder
+	for _, tc := range []struct {
+		name      string
+		token     string
+		bearer    bool
+		path      string
+		challenge string
+	}{
+		{"bearer without guide.events", list.AccessToken, true, eventPath,
+			`Bearer realm="guidepub", error="insufficient_scope", scope="guide.events"`},
+		{"header token without guide.events", list.AccessToken, false, eventPath, ""},
+		{"bearer for another owner's guide", events.AccessToken, true, other, ""},
+	} {
+		status, ch := call(tc.token, tc.bearer, tc.path)
+		if status != 403 || ch != tc.challenge {
+			t.Errorf("%s: %d WWW-Authenticate %q, want 403 with %q", tc.name, status, ch, tc.challenge)
 		}
 	}
 }

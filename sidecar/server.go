@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,14 +85,19 @@ func New(cfg Config, st *store.Store, q *delivery.Queue, ev *Events) (*Server, e
 	return s, nil
 }
 
-// routes registers every endpoint. Each API path is registered twice: with
-// its method, and without one to answer other methods with a JSON 405.
-func (s *Server) routes(mux *http.ServeMux) {
+// route is one endpoint of the sidecar: a method (GET also answers HEAD),
+// a path pattern and its handler.
+type route struct {
+	method, path string
+	h            http.Handler
+}
+
+// routeTable returns every endpoint: the Portal API, the private
+// documents, the operations endpoints and, when configured, the OAuth
+// authorization server's.
+func (s *Server) routeTable() []route {
 	events := apitoken.ScopeEvents
-	api := []struct {
-		method, path string
-		h            http.Handler
-	}{
+	rt := []route{
 		{"POST", "/api/v1/integrations/test", s.authenticated("", s.handleIntegrationTest)},
 		{"GET", "/api/v1/guides/{guideId}/events/{eventType}/object", s.authenticated(events, s.handleEventObject)},
 		{"POST", "/api/v1/guides/{guideId}/events/{eventType}/dispatch", s.authenticated(events, s.handleDispatch)},
@@ -103,12 +109,30 @@ func (s *Server) routes(mux *http.ServeMux) {
 		{"GET", "/metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{})},
 		{"GET", openapi.Path, http.HandlerFunc(s.handleOpenAPI)},
 	}
-	for _, rt := range api {
-		mux.Handle(rt.method+" "+rt.path, rt.h)
-		mux.Handle(rt.path, s.methodNotAllowed(rt.method))
-	}
 	if s.cfg.OAuth != nil {
-		s.cfg.OAuth.Register(mux)
+		for _, o := range s.cfg.OAuth.Routes() {
+			rt = append(rt, route{o.Method, o.Path, o.Handler})
+		}
+	}
+	return rt
+}
+
+// routes registers every endpoint of routeTable with its method, and each
+// path once more without one, to answer the other methods with a JSON 405
+// whose Allow lists the path's methods.
+func (s *Server) routes(mux *http.ServeMux) {
+	table := s.routeTable()
+	allowed := map[string][]string{}
+	var paths []string
+	for _, rt := range table {
+		mux.Handle(rt.method+" "+rt.path, rt.h)
+		if allowed[rt.path] == nil {
+			paths = append(paths, rt.path)
+		}
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	for _, p := range paths {
+		mux.Handle(p, s.methodNotAllowed(allowed[p]))
 	}
 	mux.HandleFunc("/", s.handleUnknownPath)
 }
@@ -184,14 +208,24 @@ func (s *Server) handleUnknownPath(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, notFound("no such endpoint"))
 }
 
-func (s *Server) methodNotAllowed(allow string) http.Handler {
-	if allow == "GET" {
-		allow = "GET, HEAD"
-	}
+// methodNotAllowed answers a JSON 405 whose Allow lists methods (and
+// HEAD with GET, which answers it).
+func (s *Server) methodNotAllowed(methods []string) http.Handler {
+	allow := allowHeader(methods)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		s.writeError(w, r, invalidArgument(http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use "+allow))
 	})
+}
+
+// allowHeader is the Allow value of methods: sorted, with HEAD after GET.
+func allowHeader(methods []string) string {
+	m := slices.Clone(methods)
+	if slices.Contains(m, "GET") && !slices.Contains(m, "HEAD") {
+		m = append(m, "HEAD")
+	}
+	slices.Sort(m)
+	return strings.Join(slices.Compact(m), ", ")
 }
 
 // requestInfo is filled in by handlers for the request log line.

@@ -3,8 +3,10 @@ package oauth
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +23,6 @@ import (
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.newAuthorizeRequest(r)
-	if err == nil {
-		err = checkPKCE(ar)
-	}
 	if err != nil {
 		s.authorizeError(w, r, ar, err)
 		return
@@ -91,33 +90,91 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkPKCE refuses, before anyone signs in, a request without an S256
-// code challenge (fosite would only refuse it after consent).
+// code challenge (fosite would only refuse it after consent), or with one
+// that cannot be an S256 challenge: the base64url SHA-256 of a verifier,
+// without padding, is 43 characters of A–Z, a–z, 0–9, "-" and "_" (RFC
+// 7636 §4.2, Appendix A); fosite takes any string, and issues a code no
+// verifier can redeem.
 func checkPKCE(ar fosite.AuthorizeRequester) error {
 	f := ar.GetRequestForm()
-	if f.Get("code_challenge") == "" {
+	c := f.Get("code_challenge")
+	if c == "" {
 		return fosite.ErrInvalidRequest.WithHint("A PKCE code_challenge is required (S256).")
 	}
 	if f.Get("code_challenge_method") != "S256" {
 		return fosite.ErrInvalidRequest.WithHint("The code_challenge_method must be S256.")
 	}
+	if len(c) != s256ChallengeLen || strings.ContainsFunc(c, func(r rune) bool { return !isBase64URL(r) }) {
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge must be the base64url SHA-256 of the code_verifier: " +
+			"43 characters of A-Z, a-z, 0-9, - and _, without padding (RFC 7636 section 4.2).")
+	}
 	return nil
+}
+
+// s256ChallengeLen is the length of a SHA-256 in base64url without padding.
+const s256ChallengeLen = 43
+
+func isBase64URL(r rune) bool {
+	return 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_'
+}
+
+// consentFields are the consent form's own fields, posted with the
+// authorization request in its query; grant is ticked once per scope.
+var consentFields = []string{"csrf", "decision", "grant"}
+
+// repeated returns the first parameter of form, in sorted order, that has
+// more than one value, skipping except; "" when there is none.
+func repeated(form url.Values, except ...string) string {
+	keys := slices.Sorted(maps.Keys(form))
+	for _, k := range keys {
+		if len(form[k]) > 1 && !slices.Contains(except, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// errRepeated is the invalid_request of a request that sent param more
+// than once (RFC 6749 §3.1, §3.2).
+func errRepeated(param string) error {
+	return fosite.ErrInvalidRequest.WithHintf("The %s parameter was sent more than once (RFC 6749 section 3.1).", param)
 }
 
 // stateStandIn replaces a state shorter than fosite's minimum while fosite
 // parses a request.
 const stateStandIn = "guidepub-state-stand-in"
 
-// newAuthorizeRequest is fosite's NewAuthorizeRequest with state optional.
-// Every client must use PKCE, which binds the code to the client's request
-// as state would (RFC 9700 §2.1), so state may be absent or of any length
-// and is returned exactly as sent. fosite refuses one shorter than 8
-// characters with invalid_state (not an RFC 6749 code), and its minimum
-// cannot be lowered, so a shorter state is swapped for a stand-in while
-// fosite parses the request, then put back.
+// newAuthorizeRequest is fosite's NewAuthorizeRequest with state optional,
+// parameters sent once and PKCE checked (checkPKCE). Every client must use
+// PKCE, which binds the code to the client's request as state would (RFC
+// 9700 §2.1), so state may be absent or of any length and is returned
+// exactly as sent. fosite refuses one shorter than 8 characters with
+// invalid_state (not an RFC 6749 code), and its minimum cannot be lowered,
+// so a shorter state is swapped for a stand-in while fosite parses the
+// request, then put back. fosite reads the first of a repeated parameter;
+// RFC 6749 §3.1 forbids repeating one, so that is invalid_request, with
+// no requester (answered on a page, never redirected: §4.1.2.1) when the
+// repeated parameter is client_id or redirect_uri.
 func (s *Server) newAuthorizeRequest(r *http.Request) (fosite.AuthorizeRequester, error) {
 	if err := r.ParseForm(); err != nil {
 		return nil, fosite.ErrInvalidRequest.WithHint("The request could not be parsed.").WithWrap(err)
 	}
+	ar, err := s.parseAuthorizeRequest(r)
+	if p := repeated(r.Form, consentFields...); p != "" {
+		if p == "client_id" || p == "redirect_uri" {
+			ar = nil
+		}
+		return ar, errRepeated(p)
+	}
+	if err == nil {
+		err = checkPKCE(ar)
+	}
+	return ar, err
+}
+
+// parseAuthorizeRequest is fosite's NewAuthorizeRequest on r's parsed
+// form, with a state shorter than fosite's minimum swapped for a stand-in.
+func (s *Server) parseAuthorizeRequest(r *http.Request) (fosite.AuthorizeRequester, error) {
 	state, sent := r.Form["state"]
 	short := len(r.Form.Get("state")) < fosite.MinParameterEntropy
 	if short {
@@ -196,6 +253,19 @@ func (s *Server) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 		CSRF: csrf, Next: next, Username: username, Error: msg}, "")
 }
 
+// maxOwnerName is the longest owner name, in bytes, that can sign in: a
+// sign-in with a longer one is refused before the throttle counts or
+// keeps anything, so what a stranger sends as a name takes no memory past
+// its request.
+const maxOwnerName = 256
+
+// maxSignInForm bounds the body of a sign-in form; a larger one is
+// refused (413) unread.
+const maxSignInForm = 64 << 10
+
+// logNamePrefix is how much of a name too long to sign in is logged.
+const logNamePrefix = 32
+
 // handleSignIn checks an owner's password. Every attempt is counted per
 // (owner, client), per client and per owner before its password is
 // checked: past a client's limits its attempt is refused (429) without
@@ -205,13 +275,27 @@ func (s *Server) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 // memory budget, or is answered 503 (docs/oauth.md#throttling). An unknown
 // owner costs the same as a wrong password, and gets the same answer.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxSignInForm)
 	if err := r.ParseForm(); err != nil || !s.cookies.checkCSRF(r) {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			render(w, http.StatusRequestEntityTooLarge, "error", pageData{Title: "Request refused",
+				Error: "This form is too large to be a sign-in."}, "")
+			return
+		}
 		render(w, http.StatusForbidden, "error", pageData{Title: "Request refused",
 			Error: "This form has expired or did not come from this page."}, "")
 		return
 	}
 	next, username := r.PostForm.Get("next"), strings.TrimSpace(r.PostForm.Get("username"))
 	addr := s.clients.of(r)
+	if len(username) > maxOwnerName {
+		// No owner has this name: refused unchecked, counting and keeping
+		// nothing, neither logged nor shown back in full.
+		s.logger.Info("oauth sign-in failed: the owner name is longer than any owner's",
+			"owner", strings.ToValidUTF8(username[:logNamePrefix], "")+"…", "bytes", len(username), "addr", addr)
+		s.signInForm(w, r, http.StatusUnauthorized, next, "", "The owner name or password is wrong.")
+		return
+	}
 	attempt, delay, until := s.throttle.admit(username, addr)
 	if attempt == nil {
 		s.logger.Warn("oauth sign-in throttled", "owner", username, "addr", addr)

@@ -1,9 +1,11 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/ory/fosite"
 )
@@ -35,6 +37,26 @@ func withDescription(err error, d string) *fosite.RFC6749Error {
 	e := *fosite.ErrorToRFC6749Error(err)
 	e.DescriptionField, e.HintField = d, ""
 	return e.WithWrap(err)
+}
+
+// publicClientsWithoutSecret is fosite's client authentication, which
+// for a public client (one without a secret) checks no secret at all, so
+// that any secret sent with its id passes; here a public client that
+// sends a secret, in HTTP Basic or in the form, is invalid_client, as a
+// confidential client's wrong secret is (RFC 6749 §2.3.1: a public client
+// has no secret to send). No secret is compared: a public client has none.
+func publicClientsWithoutSecret(f *fosite.Fosite) fosite.ClientAuthenticationStrategy {
+	return func(ctx context.Context, r *http.Request, form url.Values) (fosite.Client, error) {
+		c, err := f.DefaultClientAuthenticationStrategy(ctx, r, form)
+		if err != nil || !c.IsPublic() {
+			return c, err
+		}
+		_, secret, basic := r.BasicAuth()
+		if (basic && secret != "") || form.Get("client_secret") != "" {
+			return nil, fosite.ErrInvalidClient.WithHint("A public client has no secret: send its client_id alone.")
+		}
+		return c, nil
+	}
 }
 
 // clientAuthenticates reports whether a token or revocation request

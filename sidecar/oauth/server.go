@@ -99,6 +99,7 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 		compose.OAuth2TokenRevocationFactory,
 		compose.OAuth2PKCEFactory,
 	)
+	fc.ClientAuthenticationStrategy = publicClientsWithoutSecret(provider.(*fosite.Fosite))
 	return &Server{
 		cfg: cfg, store: st, storage: stor, provider: provider, strategy: strategy, logger: cfg.Logger,
 		cookies: &cookieKeys{key: sessKey, now: cfg.Now, sessionLifespan: cfg.SessionLifespan},
@@ -114,15 +115,25 @@ func New(ctx context.Context, cfg Config, st *store.Store) (*Server, error) {
 	}, nil
 }
 
-// Register adds the endpoints to mux with method patterns.
-func (s *Server) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+PathAuthorize, s.handleAuthorize)
-	mux.HandleFunc("POST "+PathAuthorize, s.handleConsent)
-	mux.HandleFunc("GET "+PathSignIn, s.handleSignInPage)
-	mux.HandleFunc("POST "+PathSignIn, s.handleSignIn)
-	mux.HandleFunc("POST "+PathToken, s.handleToken)
-	mux.HandleFunc("POST "+PathRevoke, s.handleRevoke)
-	mux.HandleFunc("GET "+PathMetadata, s.handleMetadata)
+// Route is one endpoint: a method (GET also answers HEAD), a path and
+// its handler.
+type Route struct {
+	Method, Path string
+	Handler      http.Handler
+}
+
+// Routes returns every endpoint, for the sidecar to register with method
+// patterns (and to answer other methods on these paths with 405).
+func (s *Server) Routes() []Route {
+	return []Route{
+		{"GET", PathAuthorize, http.HandlerFunc(s.handleAuthorize)},
+		{"POST", PathAuthorize, http.HandlerFunc(s.handleConsent)},
+		{"GET", PathSignIn, http.HandlerFunc(s.handleSignInPage)},
+		{"POST", PathSignIn, http.HandlerFunc(s.handleSignIn)},
+		{"POST", PathToken, http.HandlerFunc(s.handleToken)},
+		{"POST", PathRevoke, http.HandlerFunc(s.handleRevoke)},
+		{"GET", PathMetadata, http.HandlerFunc(s.handleMetadata)},
+	}
 }
 
 // Principal is who an access token speaks for.
@@ -180,20 +191,11 @@ func (s *Server) AuthenticateBearer(ctx context.Context, token string) (p Princi
 // refresh. Errors are the RFC's JSON errors.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if err := r.ParseForm(); err == nil {
-		if !clientAuthenticates(r) {
-			s.logRFCError("token request refused", errNoClient)
-			challenge(w, errNoClient)
-			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), errNoClient)
-			return
-		}
-		// fosite answers invalid_request for a grant no handler takes.
-		if gt := r.PostForm.Get("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
-			err := fosite.ErrUnsupportedGrantType.WithHintf("The grant type %q is not supported.", gt)
-			s.logRFCError("token request refused", err)
-			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), err)
-			return
-		}
+	if err := checkTokenRequest(r); err != nil {
+		s.logRFCError("token request refused", err)
+		challenge(w, err)
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(&fosite.DefaultSession{}), err)
+		return
 	}
 	var (
 		ar   fosite.AccessRequester
@@ -219,6 +221,27 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
 	s.sweep(ctx)
+}
+
+// checkTokenRequest refuses, before fosite reads it, a token request
+// whose form repeats a parameter (RFC 6749 §3.2; fosite reads the first),
+// has no client authentication (errNoClient) or names a grant type no
+// handler takes (fosite answers invalid_request, RFC 6749 §5.2 says
+// unsupported_grant_type). A form that does not parse is left to fosite.
+func checkTokenRequest(r *http.Request) error {
+	if r.ParseForm() != nil {
+		return nil
+	}
+	if p := repeated(r.PostForm); p != "" {
+		return errRepeated(p)
+	}
+	if !clientAuthenticates(r) {
+		return errNoClient
+	}
+	if gt := r.PostForm.Get("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
+		return fosite.ErrUnsupportedGrantType.WithHintf("The grant type %q is not supported.", gt)
+	}
+	return nil
 }
 
 // maxRedeemAttempts bounds the runs of one token request whose
@@ -279,14 +302,17 @@ func (s *Server) deleteExpired(ctx context.Context, now time.Time) {
 	}
 }
 
-// handleRevoke is the revocation endpoint (RFC 7009). A request without
-// client authentication is invalid_client, one without a token
-// invalid_request (§2.1 makes it required; fosite would answer 200), each
-// with guidepub's description.
+// handleRevoke is the revocation endpoint (RFC 7009). A request that
+// repeats a parameter is invalid_request (RFC 7009 §2.1 sends the form of
+// RFC 6749 §3.2), one without client authentication invalid_client, one
+// without a token invalid_request (§2.1 makes it required; fosite would
+// answer 200), each with guidepub's description.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var err error
 	switch perr := r.ParseForm(); {
+	case perr == nil && repeated(r.PostForm) != "":
+		err = errRepeated(repeated(r.PostForm))
 	case perr == nil && !clientAuthenticates(r):
 		err = errNoClient
 	case perr == nil && r.PostForm.Get("token") == "":
