@@ -174,7 +174,9 @@ func (b devBanner) writeOAuth(w io.Writer, p func(string, ...any)) {
 	o.try.print(w, "  ", signIn, "The browser comes back to "+b.base+devCallbackPath+", which shows the code and this command with it.")
 }
 
-// writeUpload prints how to upload the example, and what to try after.
+// writeUpload prints how to upload the example, and what to try after:
+// the copy when the example is not in the source folder yet, else that it
+// is there, and how to upload it again (a copy over it would nest it).
 func (b devBanner) writeUpload(p func(string, ...any)) {
 	p("")
 	p("Upload: copy a bundle folder into %s. It is exported a moment after its last file lands;", b.src)
@@ -184,12 +186,25 @@ func (b devBanner) writeUpload(p func(string, ...any)) {
 	if ex == nil {
 		return
 	}
-	p("  cp -r %s %s/", filepath.Join(b.examples, devExample), b.src)
-	p("  After the upload (before it, these answer 404):")
-	p("    curl %s/%s", b.base, site.ViewFile(ex.DefaultView().ViewID, site.StatusFile))
-	p("    %s", b.curl(ex.OwnerID, "GET", "/api/v1/guides/"+ex.GuideID+"/events/deliveries"))
-	p("  The second command lists the ready event's delivery to this process's receiver. Upload it again")
-	p("  unchanged (delete the folder, copy it back): it is served again, but no webhook is sent, since one")
+	from, to := filepath.Join(b.examples, devExample), filepath.Join(b.src, devExample)
+	status := "curl " + b.base + "/" + site.ViewFile(ex.DefaultView().ViewID, site.StatusFile)
+	deliveries := b.curl(ex.OwnerID, "GET", "/api/v1/guides/"+ex.GuideID+"/events/deliveries")
+	if _, err := os.Stat(to); err == nil {
+		p("  The example is uploaded already (%s is there). Its status and its ready event's delivery:", to)
+		p("    %s", status)
+		p("    %s", deliveries)
+		p("  To upload it again, delete the folder, wait for its views to answer 404, and copy it back:")
+		p("    rm -r %s", to)
+		p("    cp -r %s %s/", from, b.src)
+		p("  Copied back unchanged, it is served again, but no webhook is sent, since one")
+	} else {
+		p("  cp -r %s %s/", from, b.src)
+		p("  After the upload (before it, these answer 404):")
+		p("    %s", status)
+		p("    %s", deliveries)
+		p("  The second command lists the ready event's delivery to this process's receiver. Upload it again")
+		p("  unchanged (delete the folder, copy it back): it is served again, but no webhook is sent, since one")
+	}
 	p("  delivery goes out per revision; the log says \"unchanged revision, not sent again\". Edit its")
 	p("  guide.json for a new revision and a new event, or send the event again:")
 	p("    %s", b.curl(ex.OwnerID, "POST", "/api/v1/guides/"+ex.GuideID+"/events/ready/dispatch"))
