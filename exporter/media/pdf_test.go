@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -367,5 +368,53 @@ func TestRebuildPDFKeepsOnlyWhatPagesDraw(t *testing.T) {
 				t.Error("rebuilding the same PDF twice gave different bytes")
 			}
 		})
+	}
+}
+
+// TestRebuildPDFPackedBomb: a 1.8 MB PDF of sixty object streams that
+// each inflate to 30 MiB, which the page reaches, is refused by Check
+// under the default budget, and by RebuildPDF, before anything parses
+// it, having inflated a bounded part of it into no memory. Before, Check
+// took it for 32 MiB and the rewrite peaked at 4.4 GB.
+func TestRebuildPDFPackedBomb(t *testing.T) {
+	doc := mediatest.PackedBomb(60, 30<<20, 0)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	info, err := media.Check(bytes.NewReader(doc), int64(len(doc)), media.Limits{})
+	if _, ok := errors.AsType[*media.BudgetError](err); !ok {
+		t.Errorf("Check: %v, want a budget error", err)
+	}
+	if info.Decode.Bytes <= media.DefaultDecodeMemory {
+		t.Errorf("Check estimated %d MiB", info.Decode.Bytes>>20)
+	}
+	rebuildErr := media.RebuildPDF(io.Discard, doc, 0)
+	runtime.ReadMemStats(&after)
+	if rebuildErr == nil || !strings.Contains(rebuildErr.Error(), "raise it with --max-decode-memory") {
+		t.Errorf("RebuildPDF: %v", rebuildErr)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("refusing the bomb allocated %d MiB", alloc>>20)
+	}
+	t.Logf("%d KiB: %v", len(doc)>>10, err)
+
+	// A document of the same shape whose streams fit is rebuilt.
+	small := mediatest.PackedBomb(4, 4<<20, 0)
+	info, err = media.Check(bytes.NewReader(small), int64(len(small)), media.Limits{})
+	if err != nil || info.Decode.Bytes < 5*16<<20 {
+		t.Fatalf("Check: %v, estimate %d MiB", err, info.Decode.Bytes>>20)
+	}
+	if err := media.RebuildPDF(io.Discard, small, info.Decode.Bytes); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRebuildPDFRefusesPackedFilters: an object stream encoded with a
+// filter the check cannot count (LZW) is refused with the reason.
+func TestRebuildPDFRefusesPackedFilters(t *testing.T) {
+	doc := bytes.Replace(mediatest.PackedBomb(1, 1<<10, 0), []byte("/ObjStm /N 1 /First 4 /Filter /FlateDecode"), []byte("/ObjStm /N 1 /First 4 /Filter /LZWDecode  "), 1)
+	_, err := media.Check(bytes.NewReader(doc), int64(len(doc)), media.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "object stream is encoded with /LZWDecode") {
+		t.Errorf("Check: %v", err)
 	}
 }

@@ -1,6 +1,14 @@
 package mediatest
 
-import "fmt"
+import (
+	"bytes"
+	"compress/flate"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/adler32"
+	"strings"
+)
 
 // PDFPlaces are the places of a PDF, besides what its pages draw, where
 // PrivatePDF puts text: each a slot a producer's tool fills with what it
@@ -100,4 +108,93 @@ func PrivatePDF(secret func(place string) string) []byte {
 		"<< /Title (" + s("info") + ") /Producer (plan tool) >>",
 	}
 	return PDFObjects(objs, "/Root 1 0 R /Info 26 0 R")
+}
+
+// PackedBomb returns a small valid PDF 1.5 of one page with n object
+// streams, each holding one object followed by inflate bytes of spaces,
+// compressed: sixty of 30 MiB make a file of about 1.8 MB whose streams
+// inflate to 1.8 GiB. A cross-reference stream lists the objects, so
+// that a reader decodes each object stream, and free more free entries,
+// compressed; the page's resources name each packed object, so that a
+// reader of the page reaches them all.
+func PackedBomb(n, inflate, free int) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+	offsets := map[int]int{}
+	obj := func(nr int, body string) {
+		offsets[nr] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", nr, body)
+	}
+	obj(1, "<< /Type /Catalog /Pages 2 0 R >>")
+	obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	var props strings.Builder
+	for i := range n {
+		fmt.Fprintf(&props, " /P%d %d 0 R", i, 4+n+i)
+	}
+	obj(3, "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /Properties <<"+props.String()+" >> >> >>")
+	body := deflatedSpaces(inflate)
+	for i := range n {
+		head := fmt.Sprintf("%d 0 null", 4+n+i)
+		z := packedZlib([]byte(head), body, inflate)
+		obj(4+i, fmt.Sprintf("<< /Type /ObjStm /N 1 /First %d /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream", len(head)-len("null"), len(z), z))
+	}
+	xrefNr := 4 + 2*n
+	var entries bytes.Buffer
+	entry := func(typ byte, f2 uint32, f3 uint16) {
+		entries.WriteByte(typ)
+		entries.Write(binary.BigEndian.AppendUint32(nil, f2))
+		entries.Write(binary.BigEndian.AppendUint16(nil, f3))
+	}
+	entry(0, 0, 65535)
+	for nr := 1; nr < 4+n; nr++ {
+		entry(1, uint32(offsets[nr]), 0)
+	}
+	for i := range n {
+		entry(2, uint32(4+i), 0)
+	}
+	entry(1, uint32(b.Len()), 0)
+	for range free {
+		entry(0, 0, 0)
+	}
+	xref := b.Len()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zw.Write(entries.Bytes())
+	zw.Close()
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /Length %d >>\nstream\n", xrefNr, xrefNr+1+free, z.Len())
+	b.Write(z.Bytes())
+	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
+	return b.Bytes()
+}
+
+// deflatedSpaces returns n spaces compressed as raw deflate blocks, the
+// last one final, with no reference before their start: they can follow
+// other blocks.
+func deflatedSpaces(n int) []byte {
+	var b bytes.Buffer
+	fw, _ := flate.NewWriter(&b, flate.BestCompression)
+	spaces := bytes.Repeat([]byte(" "), 1<<20)
+	for left := n; left > 0; left -= len(spaces) {
+		fw.Write(spaces[:min(left, len(spaces))])
+	}
+	fw.Close()
+	return b.Bytes()
+}
+
+// packedZlib returns the zlib stream of head followed by the n spaces
+// that body (deflatedSpaces(n)) holds, compressing only head.
+func packedZlib(head, body []byte, n int) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0x78, 0xDA})
+	fw, _ := flate.NewWriter(&b, flate.BestCompression)
+	fw.Write(head)
+	fw.Flush()
+	b.Write(body)
+	sum := adler32.New()
+	sum.Write(head)
+	spaces := bytes.Repeat([]byte(" "), 1<<20)
+	for left := n; left > 0; left -= len(spaces) {
+		sum.Write(spaces[:min(left, len(spaces))])
+	}
+	return binary.BigEndian.AppendUint32(b.Bytes(), sum.Sum32())
 }
