@@ -39,7 +39,7 @@ type slot struct {
 
 // slots lists every metadata slot the corpus fills. Adding a slot is
 // adding one entry.
-var slots = []slot{
+var slots = append([]slot{
 	// JPEG: EXIF (IFD0, Exif and GPS IFDs), XMP, IPTC, comments, other
 	// application segments, and what the rewriter copies.
 	{name: "jpeg/exif-gps", format: media.JPEG, put: func(b *builder, c string) [][]byte {
@@ -220,23 +220,25 @@ var slots = []slot{
 		b.zipEntries = append(b.zipEntries, c+".txt")
 		return [][]byte{[]byte(c)}
 	}},
+}, pdfSlots()...)
 
-	// PDF: the document information dictionary and the XMP metadata
-	// streams of the document and of its page.
-	{name: "pdf/info", format: media.PDF, put: func(b *builder, c string) [][]byte {
-		for _, k := range []string{"Title", "Author", "Subject", "Keywords", "Creator", "Producer"} {
-			b.info = append(b.info, "/"+k+" ("+c+")")
-		}
-		return [][]byte{[]byte(c)}
-	}},
-	{name: "pdf/xmp", format: media.PDF, put: func(b *builder, c string) [][]byte {
-		b.docXMP = string(xmpPacket(c))
-		return [][]byte{[]byte(c)}
-	}},
-	{name: "pdf/page-xmp", format: media.PDF, put: func(b *builder, c string) [][]byte {
-		b.pageXMP = string(xmpPacket(c))
-		return [][]byte{[]byte(c)}
-	}},
+// pdfSlots are the places of a PDF where a producer's tool writes text
+// that no page draws (mediatest.PDFPlaces: document information, XMP,
+// outline, annotations, form fields, JavaScript, attachments, page labels,
+// structure tree, layer names, destinations, custom keys, ICC profile
+// text...), one slot each.
+func pdfSlots() []slot {
+	var out []slot
+	for _, place := range mediatest.PDFPlaces {
+		out = append(out, slot{name: "pdf/" + place, format: media.PDF, put: func(b *builder, c string) [][]byte {
+			if b.pdfPlaces == nil {
+				b.pdfPlaces = map[string]string{}
+			}
+			b.pdfPlaces[place] = c
+			return [][]byte{[]byte(c)}
+		}})
+	}
+	return out
 }
 
 // slotsOf returns the slots of format f; decodable leaves out those Go's
@@ -265,9 +267,8 @@ type builder struct {
 	iccpName, iccpDesc        string
 	// GIF: extension blocks before the image.
 	gifBlocks [][]byte
-	// PDF: Info entries and XMP packets of the document and its page.
-	info            []string
-	docXMP, pageXMP string
+	// PDF: the text of each place of mediatest.PDFPlaces given one.
+	pdfPlaces map[string]string
 	// ZIP: entry names, each holding its own name.
 	zipEntries []string
 	// Bytes after the format's end marker.
@@ -381,35 +382,15 @@ func (b *builder) gif(w, h int) []byte {
 	return append(out, b.trailer...)
 }
 
-// pdf returns a one-page PDF (a rectangle and a line of text) with a
-// cross-reference table, and the Info dictionary and metadata streams the
-// slots put.
+// pdf returns mediatest.PrivatePDF with the slots' canaries in their
+// places and a neutral text in the others.
 func (b *builder) pdf() []byte {
-	content := "BT /F1 12 Tf 20 100 Td (Floor plan) Tj ET 10 10 180 180 re S"
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R" + ifSet(b.docXMP, " /Metadata 6 0 R") + " >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >>" + ifSet(b.pageXMP, " /Metadata 7 0 R") + " >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-		fmt.Sprintf("<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n%s\nendstream", len(b.docXMP), b.docXMP),
-		fmt.Sprintf("<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n%s\nendstream", len(b.pageXMP), b.pageXMP),
-		"<< " + strings.Join(b.info, " ") + " >>",
-	}
-	var out bytes.Buffer
-	out.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = out.Len()
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&out, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, ifSet(strings.Join(b.info, ""), " /Info 8 0 R"), xref)
-	return out.Bytes()
+	return mediatest.PrivatePDF(func(place string) string {
+		if c, ok := b.pdfPlaces[place]; ok {
+			return c
+		}
+		return "plan-" + place
+	})
 }
 
 // zip returns a ZIP archive whose entries hold their own names.
@@ -427,13 +408,6 @@ func (b *builder) zip() []byte {
 		panic(err)
 	}
 	return out.Bytes()
-}
-
-func ifSet(s, then string) string {
-	if s == "" {
-		return ""
-	}
-	return then
 }
 
 // jpegSegment returns the JPEG segment with marker m and payload p.

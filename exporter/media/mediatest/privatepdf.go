@@ -14,7 +14,7 @@ import (
 // PrivatePDF puts text: each a slot a producer's tool fills with what it
 // knows (a title, a street, a client's name), none drawn on a page.
 var PDFPlaces = []string{
-	"info", "catalog-xmp", "outline", "annot-contents", "annot-title", "annot-xmp", "link-uri",
+	"info", "catalog-xmp", "page-xmp", "outline", "annot-contents", "annot-title", "annot-xmp", "link-uri",
 	"field-name", "field-value", "field-tooltip", "doc-js", "open-action", "attach-name", "attach-desc",
 	"attach-bytes", "page-label", "struct-alt", "layer-name", "hidden-layer-name", "oc-config",
 	"named-dest", "dests", "catalog-key", "page-key", "pages-key", "font-key", "image-key", "image-xmp",
@@ -56,7 +56,7 @@ func PrivatePDF(secret func(place string) string) []byte {
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 5 0 R /StructParents 0" +
 			" /Resources << /Font << /F1 4 0 R >> /XObject << /Im1 21 0 R >>" +
 			" /Properties << /oc1 19 0 R /oc2 20 0 R /mc0 << /Private (" + s("mc-property") + ") >> >> >>" +
-			" /Annots [7 0 R 8 0 R 9 0 R 15 0 R] /Private (" + s("page-key") + ") /Thumb 6 0 R >>",
+			" /Annots [7 0 R 8 0 R 9 0 R 15 0 R] /Private (" + s("page-key") + ") /Thumb 6 0 R /Metadata 27 0 R >>",
 		// 4: a font
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /Private (" + s("font-key") + ") >>",
 		// 5: the page's content
@@ -106,6 +106,8 @@ func PrivatePDF(secret func(place string) string) []byte {
 		PDFStream("/Type /Metadata /Subtype /XML", xmp("<dc:source xmlns:dc=\"http://purl.org/dc/elements/1.1/\">"+s("image-xmp")+"</dc:source>")),
 		// 26: the document information
 		"<< /Title (" + s("info") + ") /Producer (plan tool) >>",
+		// 27: the page's XMP
+		PDFStream("/Type /Metadata /Subtype /XML", xmp("<dc:description xmlns:dc=\"http://purl.org/dc/elements/1.1/\">"+s("page-xmp")+"</dc:description>")),
 	}
 	return PDFObjects(objs, "/Root 1 0 R /Info 26 0 R")
 }
