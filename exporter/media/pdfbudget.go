@@ -65,7 +65,7 @@ var (
 func pdfCost(r io.ReaderAt, size, budget int64) (DecodeCost, error) {
 	cost := DecodeCost{Bytes: pdfBytesPerByte*size + decodeBase}
 	var packed, xref int64
-	buf := make([]byte, pdfLookback+pdfScanChunk+len(pdfStreamKeyword)+2)
+	buf := make([]byte, min(int64(pdfLookback+pdfScanChunk+len(pdfStreamKeyword)+2), size))
 	for chunk := int64(0); chunk < size && cost.Bytes <= budget; chunk += pdfScanChunk {
 		from := max(0, chunk-pdfLookback)
 		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-from)], from)
