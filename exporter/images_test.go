@@ -126,6 +126,35 @@ func TestNoPDFMetadataPublished(t *testing.T) {
 	}
 }
 
+// TestPDFBombRefused: a plan PDF of sixty object streams that each
+// inflate to 30 MiB (1.8 MB; the export peaked at 4.4 GB with it) replaces
+// a published one: the bundle is refused by its check, naming the file,
+// its JSON path and the budget, and the published PDFs stay as they were.
+func TestPDFBombRefused(t *testing.T) {
+	ev := newEnv(t, fsKinds[0])
+	if rep := ev.exportAll(); rep.Rejected != 0 {
+		t.Fatalf("rejected: %s", rep.Summary())
+	}
+	before := snapshot(t, ev.out, ev.outDir)
+	plan := filepath.Join(ev.srcDir, kingFolder, "doc", "floorplan_metric_en.pdf")
+	if err := afero.WriteFile(ev.src, plan, mediatest.PackedBomb(60, 30<<20, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := ev.exportAll()
+	if rep.Rejected != 1 {
+		t.Fatalf("rejected %d, want 1: %s", rep.Rejected, rep.Summary())
+	}
+	err := resultFor(t, rep, kingFolder).Err
+	for _, want := range []string{"floorplan_metric_en.pdf", "$.", "object streams of", "--max-decode-memory"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want one naming %q", err, want)
+		}
+	}
+	if got := changed(before, snapshot(t, ev.out, ev.outDir)); len(got) != 0 {
+		t.Errorf("the refused bundle changed %v", got)
+	}
+}
+
 // TestNoImageWorkWhenImagesUnchanged: the first export makes renditions;
 // an export of an unchanged guide, or of a guide whose guide.json alone
 // changed, decodes no image.
