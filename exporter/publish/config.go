@@ -24,8 +24,13 @@ type Config struct {
 	// value), site.Gzip or site.Brotli. Media are always uploaded as is.
 	Encoding site.Encoding
 	Jobs     int // uploads at once, at least 1
-	// MaxDeletes caps the stale objects deleted; with more, Publish fails
-	// before changing anything. 0 allows no deletion (see DefaultConfig).
+	// MaxDeletes caps the stale objects deleted that nothing recorded:
+	// those Withdrawn does not name, the difference between the tree and
+	// the listing alone. With more, Publish fails before changing
+	// anything: it guards against a wrong tree (an empty or unrelated
+	// FromDir), not against what guidepub's records say was withdrawn,
+	// which is deleted whatever their number. 0 allows no deletion of an
+	// unrecorded object (see DefaultConfig).
 	MaxDeletes int
 	DryRun     bool // plan only; write the plan to Plan
 	Force      bool // upload every object, changed or not
@@ -41,8 +46,14 @@ type Config struct {
 	KnownDigest KnownDigest
 	// Rehash reads every file even where KnownDigest knows it.
 	Rehash bool
-	// KeepStale plans no deletion: objects absent from the tree stay.
-	KeepStale bool
+	// Withdrawn, when set, names the stale objects whose deletion is
+	// recorded intent (see Withdrawn): they are deleted whatever
+	// MaxDeletes says. Nil: every stale object counts against MaxDeletes.
+	Withdrawn Withdrawn
+	// KeepUnrecorded plans no deletion of a stale object Withdrawn does
+	// not name: those stay, counted in Report.Kept, and MaxDeletes is not
+	// checked; the withdrawn ones are deleted.
+	KeepUnrecorded bool
 	// DeleteForeign deletes every stale object under the prefix; by
 	// default only those guidepub wrote (Owned) are deleted, and another
 	// writer's stay (counted in Report.Foreign).

@@ -40,6 +40,13 @@ type LiveConfig struct {
 	// Encoding, Jobs (uploads at once within one guide), PagesAsObjects,
 	// MaxDeletes (the reconcile after a crash) and Logger are used.
 	Config
+	// Withdrawals, when set, returns what the exporter's records say was
+	// withdrawn (see Withdrawn, RecordsWithdrawals), read when it is
+	// called: the reconcile after a crash calls it, and deletes those
+	// objects whatever MaxDeletes says. Nil, or an error (logged): only
+	// the outbox's entries are known, and every other stale object counts
+	// against MaxDeletes.
+	Withdrawals func() (Withdrawn, error)
 	// OutboxDir is the folder (in the private tree) that keeps what is
 	// still to upload across restarts; it is created if missing.
 	OutboxDir string
@@ -97,7 +104,9 @@ func (c LiveConfig) Validate() error {
 // written are uploaded from memory all the same, and the write is tried
 // again with each try of their upload; a process that dies with an intent
 // left makes the next one reconcile the bucket with the tree, deleting
-// the objects guidepub wrote (Owned) that the tree no longer has.
+// the objects guidepub wrote (Owned) that the tree no longer has: those
+// the records or the outbox name (LiveConfig.Withdrawals) all, the others
+// at most MaxDeletes.
 type Live struct {
 	cfg   LiveConfig
 	d     *describer
@@ -475,20 +484,22 @@ func (l *Live) heartbeat(ctx context.Context, stop chan struct{}) {
 // reconcile makes the bucket equal the tree after an export whose changes
 // may never have been saved: it uploads every file that differs from its
 // object and deletes the objects guidepub wrote (Owned) that the tree no
-// longer has; another writer's objects stay. More deletions than
-// MaxDeletes is taken for a tree that is not the one published (say a
-// wrong --out): then it only uploads, says so, and leaves the intents for
+// longer has; another writer's objects stay. The deletions guidepub
+// recorded (withdrawals) go whatever their number; more of the others
+// than MaxDeletes is taken for a tree that is not the one published (say
+// a wrong --out): then those stay, it says so, and leaves the intents for
 // the next start (with FailPermanent it fails).
 func (l *Live) reconcile(ctx context.Context) error {
 	cfg := l.cfg.Config
-	cfg.DryRun, cfg.Plan, cfg.Progress, cfg.KeepStale, cfg.DeleteForeign = false, nil, nil, false, false
+	cfg.DryRun, cfg.Plan, cfg.Progress, cfg.KeepUnrecorded, cfg.DeleteForeign = false, nil, nil, false, false
 	l.log.Warn("an export was cut short before its changes were saved: reconciling the bucket with the tree")
+	cfg.Withdrawn = l.withdrawals()
 	rep, err := Publish(ctx, cfg)
 	keepIntents := false
 	if errors.Is(err, ErrTooManyDeletes) && !l.cfg.FailPermanent {
-		l.log.Error("reconcile: uploading only; stale objects stay until the next start", "error", err.Error(),
+		l.log.Error("reconcile: deleting only what the records or the outbox name; the other stale objects stay until the next start", "error", err.Error(),
 			"what to do", "check that the public tree is the one this bucket publishes, then run \"guidepub publish\" with --max-deletes")
-		cfg.KeepStale, keepIntents = true, true
+		cfg.KeepUnrecorded, keepIntents = true, true
 		rep, err = Publish(ctx, cfg)
 	}
 	if err != nil {
@@ -496,7 +507,8 @@ func (l *Live) reconcile(ctx context.Context) error {
 	}
 	l.m.uploads.Add(float64(rep.Uploaded))
 	l.m.deletes.Add(float64(rep.Deleted))
-	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged, "deleted", rep.Deleted, "kept (not written by guidepub)", rep.Foreign)
+	l.log.Info("reconciled", "uploaded", rep.Uploaded, "unchanged", rep.Unchanged, "deleted", rep.Deleted,
+		"withdrawn by the records", rep.Withdrawn, "kept (no record names them)", rep.Kept, "kept (not written by guidepub)", rep.Foreign)
 	// Only the intents left by the last process: this one's own exports
 	// may be under way.
 	for _, name := range l.stale {
@@ -511,6 +523,39 @@ func (l *Live) reconcile(ctx context.Context) error {
 	l.recover = false
 	l.mu.Unlock()
 	return nil
+}
+
+// withdrawals returns the Withdrawn of a reconcile: the files the pending
+// outbox entries name (their upload deletes those the tree lacks, however
+// many) and those the exporter's records, read now, say were withdrawn
+// (LiveConfig.Withdrawals).
+func (l *Live) withdrawals() Withdrawn {
+	l.mu.Lock()
+	pending := map[string]bool{}
+	for _, g := range l.pending {
+		for f := range g.files {
+			pending[f] = true
+		}
+	}
+	l.mu.Unlock()
+	var recorded Withdrawn
+	if l.cfg.Withdrawals != nil {
+		var err error
+		if recorded, err = l.cfg.Withdrawals(); err != nil {
+			l.log.Warn("reconcile: the export's records cannot be read; every stale object the outbox does not name counts against the limit of deletions",
+				"error", err.Error())
+			recorded = nil
+		}
+	}
+	return func(rel string) (bool, error) {
+		if pending[rel] {
+			return true, nil
+		}
+		if recorded == nil {
+			return false, nil
+		}
+		return recorded(rel)
+	}
 }
 
 // sleep waits for d (0: until woken), a Record, or ctx; false when ctx ended.

@@ -78,6 +78,15 @@ type exportSite struct {
 
 func newExportSite(t testing.TB, folders ...string) *exportSite {
 	t.Helper()
+	s := newSources(t, folders...)
+	s.open(nil)
+	return s
+}
+
+// newSources returns an exportSite whose sources hold the sample bundles
+// folders, and no exporter yet (see open).
+func newSources(t testing.TB, folders ...string) *exportSite {
+	t.Helper()
 	dir := t.TempDir()
 	s := &exportSite{t: t, src: filepath.Join(dir, "src"), out: filepath.Join(dir, "public"), priv: filepath.Join(dir, "private")}
 	for _, folder := range folders {
@@ -93,16 +102,24 @@ func newExportSite(t testing.TB, folders ...string) *exportSite {
 			}
 		}
 	}
+	return s
+}
+
+// open makes s's exporter, its configuration changed by edit when set.
+func (s *exportSite) open(edit func(*exporter.Config)) {
+	s.t.Helper()
 	cfg := exporter.DefaultConfig()
 	osfs := afero.NewOsFs()
 	cfg.Src, cfg.SrcDir, cfg.Out, cfg.OutDir, cfg.Private, cfg.PrivateDir = osfs, s.src, osfs, s.out, osfs, s.priv
 	cfg.Encodings = []site.Encoding{site.Gzip}
+	if edit != nil {
+		edit(&cfg)
+	}
 	ex, err := exporter.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	s.ex = ex
-	return s
 }
 
 // exportAll exports every bundle and returns the results.

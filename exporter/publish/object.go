@@ -95,6 +95,22 @@ func (k keyer) key(rel string) string {
 	return k.prefix + rel
 }
 
+// rel returns the public file whose object is key (a page's, for a page
+// stored as the object of its URL), and false for a key outside the
+// prefix.
+func (k keyer) rel(key string) (string, bool) {
+	rel, ok := strings.CutPrefix(key, k.prefix)
+	if !ok || rel == "" {
+		return "", false
+	}
+	if k.pagesAsObjects {
+		if page := rel + "/" + site.PageFile; k.key(page) == key {
+			return page, true
+		}
+	}
+	return rel, true
+}
+
 // uploaded returns the public file whose object changes when the file rel
 // changes (a document for its compressed sibling), and false for a file
 // never uploaded (hidden).

@@ -85,9 +85,13 @@ func OpenBucket(ctx context.Context, url string) (*blob.Bucket, error) {
 
 // Change is one planned change of the bucket.
 type Change struct {
-	Op     string // "upload", "delete", or "keep" (a stale object guidepub did not write)
-	Key    string
-	Reason string // "new", "changed", "forced", "stale" or "foreign"
+	Op  string // "upload", "delete", or "keep" (a stale object Publish leaves)
+	Key string
+	// Reason: "new", "changed" or "forced" for an upload; "stale" (only
+	// absent from the tree) or "withdrawn" (the records say so, see
+	// Config.Withdrawn) for a deletion; "foreign" (guidepub did not write
+	// it) or "unrecorded" (Config.KeepUnrecorded) for a kept object.
+	Reason string
 }
 
 // String returns the change as a plan line: "upload site/v1/data/status (changed)".
@@ -102,6 +106,12 @@ type Report struct {
 	Uploaded           int
 	Unchanged          int
 	Deleted            int
+	// Withdrawn counts the deletions among ToDelete that Config.Withdrawn
+	// names: recorded intent, not bounded by Config.MaxDeletes.
+	Withdrawn int
+	// Kept counts the stale objects kept because nothing recorded their
+	// removal (Config.KeepUnrecorded).
+	Kept int
 	// Foreign counts the stale objects kept because guidepub did not
 	// write them (see Owned and Config.DeleteForeign).
 	Foreign  int
@@ -114,8 +124,14 @@ type Report struct {
 // Summary returns the report on one line.
 func (r *Report) Summary() string {
 	var kept string
+	if r.Withdrawn > 0 {
+		kept = fmt.Sprintf(" (%d withdrawn by the records)", r.Withdrawn)
+	}
 	if r.Foreign > 0 {
-		kept = fmt.Sprintf(", %d not written by guidepub kept (--delete-foreign deletes them)", r.Foreign)
+		kept += fmt.Sprintf(", %d not written by guidepub kept (--delete-foreign deletes them)", r.Foreign)
+	}
+	if r.Kept > 0 {
+		kept += fmt.Sprintf(", %d stale objects no record names kept", r.Kept)
 	}
 	if r.DryRun {
 		return fmt.Sprintf("dry run: %d to upload, %d unchanged, %d to delete%s", r.ToUpload, r.Unchanged, r.ToDelete, kept)
@@ -125,7 +141,8 @@ func (r *Report) Summary() string {
 }
 
 // ErrTooManyDeletes is wrapped by the error of a Publish that would delete
-// more than Config.MaxDeletes objects (and so changed nothing).
+// more than Config.MaxDeletes objects that nothing recorded (and so
+// changed nothing).
 var ErrTooManyDeletes = errors.New("too many deletions")
 
 // compareBatch is how many local files are compared with their objects at
@@ -133,7 +150,8 @@ var ErrTooManyDeletes = errors.New("too many deletions")
 const compareBatch = 512
 
 // Publish makes the bucket match the tree cfg.FromDir: it uploads what is
-// new or changed and deletes stale objects under the prefix. The local
+// new or changed and deletes stale objects under the prefix (at most
+// cfg.MaxDeletes of those cfg.Withdrawn does not name). The local
 // walk and the bucket listing are both read in key order and merged, so
 // memory does not grow with the tree; the planned changes wait in
 // temporary files. It returns a report of what was done, and an error when
@@ -161,8 +179,8 @@ func Publish(ctx context.Context, cfg Config) (*Report, error) {
 	if err := d.plan(ctx, pl, rep); err != nil {
 		return rep, fmt.Errorf("publish: %w", err)
 	}
-	if rep.ToDelete > cfg.MaxDeletes {
-		return rep, fmt.Errorf("publish: %d stale objects under %q exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended): %w", rep.ToDelete, d.keys.prefix, cfg.MaxDeletes, ErrTooManyDeletes)
+	if unrecorded := rep.ToDelete - rep.Withdrawn; unrecorded > cfg.MaxDeletes {
+		return rep, fmt.Errorf("publish: %d stale objects under %q that no record names exceed the limit of %d deletions; nothing was changed (raise --max-deletes if this is intended): %w", unrecorded, d.keys.prefix, cfg.MaxDeletes, ErrTooManyDeletes)
 	}
 	if err := pl.each(func(c Change) error {
 		if len(rep.Planned) < MaxPlanned && c.Op != "keep" {
@@ -226,7 +244,7 @@ func (d *describer) plan(ctx context.Context, pl *plan, rep *Report) error {
 	// stale reports whether r, listed with no file, may be deleted: whether
 	// guidepub wrote it is asked when it is compared (see compare).
 	stale := func(r *remoteObject) (bool, error) {
-		if d.cfg.KeepStale || site.IsHidden(strings.TrimPrefix(r.key, d.keys.prefix)) {
+		if (d.cfg.KeepUnrecorded && d.cfg.Withdrawn == nil) || site.IsHidden(strings.TrimPrefix(r.key, d.keys.prefix)) {
 			return false, nil // dot-files (a live publisher's lease) are not publish's
 		}
 		if pl.unordered {
@@ -418,33 +436,49 @@ func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Re
 	return nil
 }
 
-// staleReason returns "stale" when the stale object key is to be deleted:
-// guidepub wrote it (Owned), or Config.DeleteForeign is set; "foreign" when
-// another writer's object stays; "" when it is gone already.
+// staleReason returns "withdrawn" or "stale" when the stale object key is
+// to be deleted: guidepub wrote it (Owned), or Config.DeleteForeign is
+// set; "withdrawn" when Config.Withdrawn names it. It returns "foreign"
+// when another writer's object stays, "" when it is gone already.
 func (d *describer) staleReason(ctx context.Context, key string) (string, error) {
-	if d.cfg.DeleteForeign {
-		return "stale", nil
+	if !d.cfg.DeleteForeign {
+		a, err := d.cfg.Bucket.Attributes(ctx, key)
+		switch {
+		case isNotFound(err):
+			return "", nil
+		case err != nil:
+			return "", fmt.Errorf("attributes of %s: %w", key, err)
+		case !Owned(a.Metadata):
+			return "foreign", nil
+		}
 	}
-	a, err := d.cfg.Bucket.Attributes(ctx, key)
-	switch {
-	case isNotFound(err):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("attributes of %s: %w", key, err)
-	case Owned(a.Metadata):
-		return "stale", nil
+	if rel, ok := d.keys.rel(key); ok && d.cfg.Withdrawn != nil {
+		withdrawn, err := d.cfg.Withdrawn(rel)
+		if err != nil {
+			return "", fmt.Errorf("records of %s: %w", rel, err)
+		}
+		if withdrawn {
+			return "withdrawn", nil
+		}
 	}
-	return "foreign", nil
+	return "stale", nil
 }
 
 // planStale records the stale object key in pl: a deletion, or a kept
-// object (printed by a dry run, never run) for another writer's.
+// object (printed by a dry run, never run) for another writer's, or one
+// nothing recorded with Config.KeepUnrecorded.
 func (d *describer) planStale(pl *plan, rep *Report, key, reason string) error {
-	switch reason {
-	case "stale":
+	switch {
+	case reason == "stale" && d.cfg.KeepUnrecorded:
+		rep.Kept++
+		return pl.add(Change{"keep", key, "unrecorded"}, "", numPhases)
+	case reason == "withdrawn":
+		rep.Withdrawn++
+		fallthrough
+	case reason == "stale":
 		rep.ToDelete++
 		return pl.add(Change{"delete", key, reason}, "", numPhases)
-	case "foreign":
+	case reason == "foreign":
 		rep.Foreign++
 		return pl.add(Change{"keep", key, reason}, "", numPhases)
 	}

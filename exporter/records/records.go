@@ -811,6 +811,58 @@ func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
 	return PublicFile{}, false, nil
 }
 
+// Withdrawn reports whether the records say that the public file at path
+// p (slash-separated, relative to the public tree) is not public: p lies
+// in the folder of a public id (site.PublicIDOf) that a guide's record
+// holds, and no record holding that id lists p. The guide's last export
+// then has no such file: a hide, a lock, an expiry or a change of the
+// plan or the alias withdrew it, or it never wrote it. A file of an id no
+// record holds (a guide or a view removed since, a tree that is not this
+// exporter's) gives false: nothing recorded says it was removed; so does
+// a file a record lists, whatever the public tree holds. It returns an
+// error when a record cannot be read.
+func (r *Records) Withdrawn(p string) (bool, error) {
+	pid := site.PublicIDOf(p)
+	if pid == "" || !inFolderOf(p, pid) {
+		return false, nil
+	}
+	<-r.ready
+	r.mu.Lock()
+	var holders []string
+	if gid, ok := r.owners[pid]; ok {
+		holders = append(holders, gid)
+		// Another guide of its folder may list it too (a guide id
+		// changed, the old record not yet removed): it must not list p.
+		for _, other := range r.byDir[r.guides[gid].Folder] {
+			if other != gid && slices.Contains(r.guides[other].Ids, pid) {
+				holders = append(holders, other)
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, gid := range holders {
+		rec, err := r.recordOf(gid)
+		if err != nil {
+			return false, err
+		}
+		if _, listed := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); listed {
+			return false, nil
+		}
+	}
+	return len(holders) > 0, nil
+}
+
+// inFolderOf reports whether the public path p lies in a folder of the
+// public id pid: <pid>/…, or under a page folder (u/<pid>/…, embed/<pid>/…).
+func inFolderOf(p, pid string) bool {
+	for _, dir := range []string{"", site.UnbrandedDir + "/", site.EmbedDir + "/"} {
+		if strings.HasPrefix(p, dir+pid+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // OwnedByOther reports whether the public path p belongs to a public id
 // that a guide other than id publishes now: the one the index gives, or
 // another guide of id's folder that lists it (the folder's guide that

@@ -306,3 +306,47 @@ func TestDecodeSummary(t *testing.T) {
 		t.Errorf("decodeSummary: guide %q version %d", rec.GuideID, rec.Version)
 	}
 }
+
+// TestWithdrawn: a file in the folder of a public id a record holds is
+// withdrawn when no record holding the id lists it (a hide); a file the
+// record lists is not, nor a file of an id no record holds (a removed
+// guide, another exporter's tree), nor a file outside any id's folder.
+func TestWithdrawn(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := site.ManifestGuide{Folder: "fa", Ids: []string{"v1", "home"}, Files: []string{"u/v1/index.html", "v1/data/status", "v1/media/p1.jpg"}}
+	pubA := []PublicFile{{Path: "u/v1/index.html"}, {Path: "v1/data/status"}, {Path: "v1/media/p1.jpg"}}
+	// A guide whose id changed: its folder's old guide still holds v1
+	// and lists a file the new one does not.
+	old := site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/media/old.jpg"}}
+	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("old", old, []PublicFile{{Path: "v1/media/old.jpg"}})} {
+		if err := r.write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"v1/media/p1.jpg":     false, // listed
+		"v1/data/status":      false,
+		"u/v1/index.html":     false,
+		"v1/media/old.jpg":    false, // listed by the other holder
+		"v1/media/p2.jpg":     true,  // hidden since
+		"u/v1/fr/index.html":  true,
+		"embed/v1/index.html": true,
+		"home/index.html":     true,  // the alias's page, not written
+		"v9/media/p1.jpg":     false, // no record holds v9
+		"v1.css":              false, // not in v1's folder
+		"style.css":           false,
+	} {
+		got, err := back.Withdrawn(p)
+		if err != nil || got != want {
+			t.Errorf("Withdrawn(%s) = %v, %v; want %v", p, got, err, want)
+		}
+	}
+}
