@@ -139,8 +139,24 @@ func testDevOAuthSample(t *testing.T, dev *devProcess) {
 	cmd := exec.Command("bash", "-c", api)
 	cmd.Env = append(os.Environ(), "ACCESS_TOKEN="+tok.AccessToken)
 	got, err = cmd.Output()
-	if clientID := between(out, "(client id ", ","); err != nil || !strings.Contains(string(got), `"appId":"`+clientID+`"`) {
+	clientID := between(out, "(client id ", ",")
+	if err != nil || !strings.Contains(string(got), `"appId":"`+clientID+`"`) {
 		t.Fatalf("%s: %v\n%s", api, err, got)
+	}
+
+	// The same grant with curl alone, as the banner prints it, pasted in
+	// the repository's root.
+	var script string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.HasSuffix(l, " sh "+oauthCurlScriptPath) {
+			script = l
+		}
+	}
+	sh := exec.Command("sh", "-c", script)
+	sh.Dir = repoRoot
+	got, err = sh.Output()
+	if script == "" || err != nil || !strings.HasSuffix(string(got), `{"appId":"`+clientID+`"}`+"\n") {
+		t.Fatalf("the banner's curl-alone command %q: %v\n%s", script, err, got)
 	}
 }
 
@@ -152,10 +168,20 @@ type browser struct {
 	client *http.Client
 }
 
-// newBrowser returns a browser for the sidecar at base.
+// newBrowser returns a browser for the sidecar at base: it sends a
+// browser's Accept with every request.
 func newBrowser(t *testing.T, base string) *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, base: base, client: &http.Client{Jar: jar}}
+	return &browser{t: t, base: base, client: &http.Client{Jar: jar, Transport: acceptHTML{http.DefaultTransport}}}
+}
+
+// acceptHTML sends a browser's Accept with each request.
+type acceptHTML struct{ rt http.RoundTripper }
+
+func (a acceptHTML) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	return a.rt.RoundTrip(r)
 }
 
 var (

@@ -172,6 +172,8 @@ func (b devBanner) writeOAuth(w io.Writer, p func(string, ...any)) {
 	}
 	p("owner %s approves it for their guides (docs/oauth.md):", o.owner)
 	o.try.print(w, "  ", signIn, "The browser comes back to "+b.base+devCallbackPath+", which shows the code and this command with it.")
+	p("  Or without a browser, curl alone signing in, allowing and exchanging (from the repository's root):")
+	p("     %s", o.try.scriptCommand(o.owner, o.password))
 }
 
 // writeUpload prints how to upload the example, and what to try after:

@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/guidepub/guidepub/site"
@@ -139,5 +142,47 @@ func (cb *devCallback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ok && data["Code"] != "" {
 		data["Exchange"], data["API"] = t.exchangeCommand(data["Code"]), t.apiCommand()
 	}
+	if !acceptsHTML(r) {
+		writeCallbackText(w, data)
+		return
+	}
 	writeDevPage(w, devCallbackPage, data)
+}
+
+// acceptsHTML reports whether r's Accept names text/html, as a browser's
+// does; curl's (*/*) does not.
+func acceptsHTML(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(strings.ToLower(v), "text/html") {
+			return true
+		}
+	}
+	return false
+}
+
+// writeCallbackText writes the callback page's data as plain text, for a
+// client that is not a browser (curl): the commands as they are, to paste
+// into a shell, where the HTML page would have them HTML-escaped.
+func writeCallbackText(w http.ResponseWriter, data map[string]string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	var b strings.Builder
+	switch {
+	case data["Error"] != "":
+		fmt.Fprintf(&b, "The authorization server sent the browser back with %s", data["Error"])
+		if d := data["ErrorDescription"]; d != "" {
+			fmt.Fprintf(&b, ": %s", d)
+		}
+		b.WriteString(".\n")
+	case data["Exchange"] == "":
+		fmt.Fprintf(&b, "Code: %s\nThis state (%s) is not the one of the authorize URL dev printed, so dev does not know its\n"+
+			"code_verifier: exchange the code with the verifier whose challenge was in the URL you opened.\n", data["Code"], data["State"])
+	default:
+		fmt.Fprintf(&b, "Code: %s (state %s)\nExchange it for tokens, within 10 minutes (a code works once):\n%s\n"+
+			"Then call the Portal API with the answer's access_token:\nACCESS_TOKEN=ory_at_…\n%s\n",
+			data["Code"], data["State"], data["Exchange"], data["API"])
+	}
+	io.WriteString(w, b.String())
 }

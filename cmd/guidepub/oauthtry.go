@@ -76,3 +76,28 @@ func (t oauthTry) print(w io.Writer, indent, signIn, landing string) {
 	p("     ACCESS_TOKEN=ory_at_…")
 	p("     %s", t.apiCommand())
 }
+
+// oauthCurlScriptPath is the path, from the repository's root, of the script
+// that plays the grant with curl alone (docs/oauth.md).
+const oauthCurlScriptPath = "docs/oauth-curl.sh"
+
+// scriptCommand is the command that runs the whole grant with curl alone,
+// signing in as owner with password (password "" stands as "$PASSWORD",
+// for the reader to set).
+func (t oauthTry) scriptCommand(owner, password string) string {
+	pw := `"$PASSWORD"`
+	if password != "" {
+		pw = shellQuote(password)
+	}
+	secret := ""
+	if t.clientSecret != "" {
+		secret = " CLIENT_SECRET=" + shellQuote(t.clientSecret)
+	}
+	return fmt.Sprintf("AUTHORIZE_URL=%s VERIFIER=%s%s OWNER=%s PASSWORD=%s sh %s",
+		shellQuote(t.authorizeURL()), t.verifier, secret, shellQuote(owner), pw, oauthCurlScriptPath)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
