@@ -259,7 +259,7 @@ func publishFlags() []cli.Flag {
 		stringFlag("encoding", publishEncodingName(def.Encoding), "document bytes to upload: identity, gzip or br"),
 		&cli.IntFlag{Name: "jobs", Value: def.Jobs, Usage: "uploads at once", EnvVars: envVars("publish-jobs")},
 		&cli.IntFlag{Name: "max-deletes", Value: def.MaxDeletes, EnvVars: envVars("max-deletes"),
-			Usage: "refuse (and delete nothing) when more stale objects than this would go; 0 allows no deletion"},
+			Usage: "refuse (and delete nothing) when more stale objects than this would go, not counting those the --private records say the export withdrew (hides, locks, expiries: always deleted); it guards against a wrong --from; 0 allows no other deletion"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "list what would change, change nothing", EnvVars: envVars("dry-run")},
 		&cli.BoolFlag{Name: "force", Usage: "upload every object even when its bytes are unchanged (after a change of headers)", EnvVars: envVars("force")},
 		&cli.BoolFlag{Name: "delete-foreign", EnvVars: envVars("delete-foreign"),

@@ -86,6 +86,10 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 		lcfg.LeaseName = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
 	}
 	lcfg.OutboxDir = outboxDir(cfg)
+	// The reconcile after a crash deletes what the export's records say
+	// was withdrawn (read then, every shard's) whatever the limit of
+	// deletions: the limit guards against a wrong tree only.
+	lcfg.Withdrawals = publish.RecordsWithdrawals(cfg.Private, cfg.PrivateDir, cfg.Shards)
 	// export is one-shot: a refused credential or a missing bucket ends it
 	// (exit 1) rather than being retried with nobody watching; watch and
 	// dev retry, and say so, until it is fixed.

@@ -33,7 +33,13 @@ are deleted: files put in the bucket by hand or by another tool stay, and
 are counted in the summary; --delete-foreign deletes them too.
 With --private (the export's private tree), a file whose size and
 modification time are those the export recorded is compared by its
-recorded hashes without being read; --rehash reads every file anyway.
+recorded hashes without being read; --rehash reads every file anyway. The
+records also say what the export withdrew (a file of a view it holds that
+it no longer lists: a hide, a lock, an expiry): those stale objects are
+deleted whatever their number, and only the others count against
+--max-deletes, which guards against a wrong --from. Without --private every
+stale object counts. An object the records list as public is never
+withdrawn, whatever the tree holds.
 A failed run leaves readers a consistent tree; running it again completes it.
 The local walk and the bucket listing are merged in key order, so memory
 stays flat whatever the size of the tree. A view page is uploaded under its
@@ -84,7 +90,7 @@ func (e *env) runPublish(c *cli.Context) error {
 	if c.Int("max-deletes") < 0 {
 		return usagef("--max-deletes must not be negative")
 	}
-	known, err := recordedDigests(c.String("private"), c.Int("shards"))
+	recs, err := exportRecords(c.String("private"), c.Int("shards"))
 	if err != nil {
 		return err
 	}
@@ -98,7 +104,10 @@ func (e *env) runPublish(c *cli.Context) error {
 	cfg.Bucket, cfg.Prefix = bucket, c.String("prefix")
 	cfg.Encoding, cfg.Jobs, cfg.MaxDeletes = enc, c.Int("jobs"), c.Int("max-deletes")
 	cfg.DryRun, cfg.Force, cfg.DeleteForeign = c.Bool("dry-run"), c.Bool("force"), c.Bool("delete-foreign")
-	cfg.KnownDigest, cfg.Rehash = known, c.Bool("rehash")
+	cfg.Rehash = c.Bool("rehash")
+	if recs != nil {
+		cfg.KnownDigest, cfg.Withdrawn = publish.RecordedDigests(recs...), publish.RecordedWithdrawals(recs...)
+	}
 	cfg.PagesAsObjects = c.Bool("pages-as-objects")
 	if cfg.PagesAsObjects && strings.HasPrefix(to, "file:") {
 		return usagef("--pages-as-objects: a file:// bucket cannot hold a key that is also a folder; leave the flag out")
@@ -123,10 +132,10 @@ func (e *env) runPublish(c *cli.Context) error {
 	return nil
 }
 
-// recordedDigests returns the KnownDigest of the export records in the
-// private tree priv of an export run as shards shards, or nil when priv
-// is "" (every file is read).
-func recordedDigests(priv string, shards int) (publish.KnownDigest, error) {
+// exportRecords returns the records of the export in the private tree
+// priv of an export run as shards shards, or nil when priv is "" (every
+// file is read, every stale object counts against --max-deletes).
+func exportRecords(priv string, shards int) ([]*records.Records, error) {
 	if priv == "" {
 		return nil, nil
 	}
@@ -136,13 +145,9 @@ func recordedDigests(priv string, shards int) (publish.KnownDigest, error) {
 	if shards < 1 {
 		return nil, usagef("--shards must be at least 1")
 	}
-	recs := make([]*records.Records, shards)
-	for i := range shards {
-		r, err := records.OpenRecords(afero.NewOsFs(), filepath.Clean(priv), i, shards)
-		if err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
-		}
-		recs[i] = r
+	recs, err := publish.OpenRecords(afero.NewOsFs(), filepath.Clean(priv), shards)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
 	}
-	return publish.RecordedDigests(recs...), nil
+	return recs, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,5 +81,60 @@ func TestPublishPrivate(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "publish", "--from", out, "--to", "file://"+a, "--private", filepath.Join(root, "absent")); code != exitUsage {
 		t.Errorf("--private of a missing folder: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestPublishPrivateWithdrawn: publish --private deletes what the export's
+// records say it withdrew (a view's photos, hidden since) whatever
+// --max-deletes says; without --private the same deletions count against
+// it and are refused.
+func TestPublishPrivateWithdrawn(t *testing.T) {
+	root := t.TempDir()
+	src, out, priv, bucket := fixtureSrc(t), filepath.Join(root, "public"), filepath.Join(root, "private"), filepath.Join(root, "bucket")
+	export := func() {
+		t.Helper()
+		if code, _, stderr := runCLI(t, "export", "--src", src, "--out", out, "--private", priv); code != 0 {
+			t.Fatalf("export: %d %s", code, stderr)
+		}
+	}
+	export()
+	if err := os.Mkdir(bucket, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "publish", "--from", out, "--to", "file://"+bucket, "--private", priv); code != 0 {
+		t.Fatalf("publish: %d %s", code, stderr)
+	}
+	photo := filepath.Join(bucket, "vKT301B", "doc", "photos", "ph-1.jpg")
+	if _, err := os.Stat(photo); err != nil {
+		t.Fatalf("the view's photo is not in the bucket: %v", err)
+	}
+	// The second view hides its photos.
+	guide := filepath.Join(src, "301-king-st-e", "guide.json")
+	data, err := os.ReadFile(guide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := []byte(`"roomDimensions"`)
+	if !bytes.Contains(data, hidden) {
+		t.Fatalf("%s hides no roomDimensions", guide)
+	}
+	if err := os.WriteFile(guide, bytes.Replace(data, hidden, []byte(`"roomDimensions", "photos"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	export()
+
+	code, _, stderr := runCLI(t, "publish", "--from", out, "--to", "file://"+bucket, "--max-deletes", "0")
+	if code == 0 || !strings.Contains(stderr, "exceed the limit") {
+		t.Fatalf("without --private: exit %d, %q; want the deletions refused", code, stderr)
+	}
+	if _, err := os.Stat(photo); err != nil {
+		t.Fatalf("the refused publish deleted the photo: %v", err)
+	}
+	code, stdout, stderr := runCLI(t, "publish", "--from", out, "--to", "file://"+bucket, "--max-deletes", "0", "--private", priv)
+	if code != 0 || !strings.Contains(stdout, "withdrawn by the records") {
+		t.Fatalf("--private: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(photo); err == nil {
+		t.Error("--private: the hidden photo is still in the bucket")
 	}
 }

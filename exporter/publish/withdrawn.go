@@ -55,9 +55,13 @@ func OpenRecords(fsys afero.Fs, privateDir string, shards int) ([]*records.Recor
 }
 
 // RecordsWithdrawals returns a LiveConfig.Withdrawals that reads the
-// exporter's records of privateDir (see OpenRecords) each time it is
-// called, as they are then, and asks them (RecordedWithdrawals).
+// exporter's records of privateDir on fsys (nil: the operating system's;
+// see OpenRecords) each time it is called, as they are then, and asks
+// them (RecordedWithdrawals).
 func RecordsWithdrawals(fsys afero.Fs, privateDir string, shards int) func() (Withdrawn, error) {
+	if fsys == nil {
+		fsys = afero.NewOsFs()
+	}
 	return func() (Withdrawn, error) {
 		recs, err := OpenRecords(fsys, privateDir, shards)
 		if err != nil {
