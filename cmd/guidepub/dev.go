@@ -120,6 +120,7 @@ func (e *env) runDev(c *cli.Context) error {
 		return err
 	}
 	defer d.ln.Close()
+	limitMemoryTo(devMemoryBudget(d.cfg), logger)
 	parts, static, err := startDevParts(c.Context, d.side, d.out, logger)
 	if err != nil {
 		return err

@@ -84,6 +84,7 @@ func (e *env) runExport(c *cli.Context) error {
 		return err
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
+	limitMemoryTo(cfg.MemoryBudget(), logger)
 	warnLocalURLs(c, logger)
 	live, closeLive, err := e.openLive(c, cfg, logger, nil)
 	if err != nil {

@@ -346,6 +346,7 @@ func (e *env) runSidecarCommand(c *cli.Context) error {
 	if fi, err := os.Stat(cfg.Private); err != nil || !fi.IsDir() {
 		return usagef("--private %s is not a folder", cfg.Private)
 	}
+	limitMemoryTo(sidecarMemoryBudget(), logger)
 	ln, err := listen(c.String("addr"), false)
 	if err != nil {
 		return err

@@ -66,6 +66,7 @@ func (e *env) runWatch(c *cli.Context) error {
 		return err
 	}
 	logger := newLogger(e.stderr, slog.LevelInfo)
+	limitMemoryTo(cfg.MemoryBudget(), logger)
 	reg := prometheus.NewRegistry()
 	live, closeLive, err := e.openLive(c, cfg, logger, reg)
 	if err != nil {
