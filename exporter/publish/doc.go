@@ -8,8 +8,11 @@
 // they are. Unchanged objects are skipped by content hash; uploads go in
 // phases (media, then summaries and autofill documents, then statuses) so
 // a reader never sees a document whose media or companions are missing;
-// stale objects are deleted last, within a limit, and only those guidepub
-// wrote (Owned): another writer's objects under the prefix stay. Live
+// stale objects are deleted last, and only those guidepub wrote (Owned):
+// another writer's objects under the prefix stay. A limit bounds the
+// deletions nothing recorded (a wrong tree would make every object
+// stale); what the exporter's records or the outbox say was withdrawn
+// goes whatever its number (Withdrawn). Live
 // keeps a bucket current as exports happen, and makes it converge to the
 // tree after any fault (an outbox write failing, a crash).
 package publish
