@@ -54,3 +54,26 @@ func CacheControl(p string) string {
 	}
 	return MediaCacheControl
 }
+
+// SurrogateKeyPrefix starts every surrogate key guidepub sends, so that
+// its keys never meet another application's in a CDN service they share.
+const SurrogateKeyPrefix = "guidepub-"
+
+// SurrogateKey returns the surrogate key (a CDN's cache tag) of every
+// public file of the public id id (a view id or an alias): purging it at
+// the edge evicts all that id's documents, pages and media, and the
+// answers given for its missing files.
+func SurrogateKey(id string) string { return SurrogateKeyPrefix + id }
+
+// SurrogateKeyOf returns the surrogate key of the public file p
+// or URL path (slash-separated, compression suffix allowed), and false
+// for a file that belongs to no public id (the stylesheet, whose name
+// changes with its bytes, the sidecar's routes).
+func SurrogateKeyOf(p string) (string, bool) {
+	p = strings.TrimPrefix(p, "/")
+	id := PublicIDOf(p)
+	if first, _, _ := strings.Cut(p, "/"); first == AssetsDir || id == "" || !ValidID.MatchString(id) || Reserved[id] {
+		return "", false
+	}
+	return SurrogateKey(id), true
+}
