@@ -3,8 +3,6 @@ package delivery
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -87,16 +85,20 @@ type wakeFile struct {
 
 // signal tells the other processes on the database that jobs were
 // committed: it sets the wake file's time stamps to now, creating the
-// file when it is missing. It is a hint: its error is only worth a debug
-// log, since the poll finds the jobs anyway.
+// file when it is missing. The file is opened without following a
+// symbolic link (as the store opens its own files): a link in its place
+// is an error, and neither it nor what it points to is touched or made.
+// It is a hint: its error is only worth a debug log, since the poll finds
+// the jobs anyway.
 func (w wakeFile) signal() error {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|openNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
-	err := os.Chtimes(w.path, now, now)
-	if errors.Is(err, fs.ErrNotExist) {
-		var f *os.File
-		if f, err = os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
-			err = f.Close()
-		}
+	err = touch(f, now)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

@@ -191,3 +191,64 @@ func TestWakeFileMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestWakeFileSymlink: a wake file that is a symbolic link is neither
+// followed nor replaced: the file it points to is not created (a dangling
+// link) nor touched (a link to another file), and the signal fails, which
+// costs the other processes a wake-up, not a delivery. os.Chtimes and
+// O_CREATE followed the link: the store's folder let whoever could write
+// in it have the sidecar create or touch any file it may write.
+func TestWakeFileSymlink(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := t.TempDir()
+	w := wakeFile{path: dir + "/store.db" + wakeSuffix}
+
+	target := elsewhere + "/created"
+	if err := os.Symlink(target, w.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.signal(); err == nil {
+		t.Error("a wake file that is a dangling link was signalled")
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Fatalf("the target of the dangling link: %v, want it not created", err)
+	}
+
+	target = elsewhere + "/touched"
+	if err := os.WriteFile(target, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(target, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(w.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, w.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.signal(); err == nil {
+		t.Error("a wake file that is a link to a file was signalled")
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("the target of the link: %v, %v; want its time stamps unchanged", fi, err)
+	}
+
+	// A regular wake file is touched, and made when missing.
+	if err := os.Remove(w.path); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		before := time.Now().Add(-time.Second)
+		if err := w.signal(); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(w.path); err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(before) {
+			t.Fatalf("the wake file: %v, %v; want a regular file touched now", fi, err)
+		}
+		if err := os.Chtimes(w.path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
