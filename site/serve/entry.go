@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/guidepub/guidepub/site"
 )
@@ -30,10 +32,13 @@ type representation struct {
 // identity's content hash when it is read; one that does not match is
 // dropped (see docs/serving.md).
 type entry struct {
-	name         string // slash-separated path relative to the root
-	document     bool
-	contentType  []string
-	cacheControl []string
+	name        string // slash-separated path relative to the root
+	document    bool
+	contentType []string
+	// cacheHeaders are Cache-Control and, with an edge TTL, the edge's
+	// own (site.FileHeaders); keyHeaders the surrogate key headers, nil
+	// for a file of no public id.
+	cacheHeaders, keyHeaders http.Header
 	// pageHeaders are the extra headers of a view page (its policy and
 	// frame rules), nil for any other file.
 	pageHeaders http.Header
@@ -60,15 +65,27 @@ type entry struct {
 // the struct, its header slices and the cache's own node, rounded up.
 const entryOverhead = 768
 
-// newEntry returns an entry for name with the headers its path decides.
-func newEntry(name string, document bool) *entry {
-	return &entry{
+// newEntry returns an entry for name with the headers its path and the
+// edge TTL decide.
+func newEntry(name string, document bool, edgeTTL time.Duration) *entry {
+	e := &entry{
 		name:         name,
 		document:     document,
 		contentType:  []string{site.ContentType(name)},
-		cacheControl: []string{site.CacheControl(name)},
+		cacheHeaders: http.Header{},
 		pageHeaders:  pageHeadersOf(name),
 	}
+	for _, f := range site.FileHeaders(name, edgeTTL) {
+		h := e.cacheHeaders
+		if slices.Contains(site.SurrogateKeyHeaders, f.Name) {
+			if e.keyHeaders == nil {
+				e.keyHeaders = http.Header{}
+			}
+			h = e.keyHeaders
+		}
+		h[http.CanonicalHeaderKey(f.Name)] = []string{f.Value}
+	}
+	return e
 }
 
 // available returns which siblings may be chosen now.

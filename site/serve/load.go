@@ -38,7 +38,7 @@ func (s *Server) load(name string, acc *acceptance) (*entry, *representation, fi
 		return nil, nil, nil, err
 	}
 	doc := site.IsDocument(name)
-	e := newEntry(name, doc)
+	e := newEntry(name, doc, s.cfg.EdgeTTL)
 	e.stamps[0] = st
 	if st.size > maxHeld || (!doc && (s.cache == nil || st.size > s.cfg.SmallFileLimit)) {
 		rep := streamedRepresentation(st)

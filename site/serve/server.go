@@ -153,16 +153,18 @@ var (
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["X-Content-Type-Options"] = hdrNosniff
+	escaped := r.URL.EscapedPath()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		setKeyHeaders(h, escaped)
 		h["Allow"] = hdrAllow
 		writeError(w, r, http.StatusMethodNotAllowed, bodyNotAllowed)
 		return
 	}
-	escaped := r.URL.EscapedPath()
 	if to, ok := pageWithoutSlash(escaped); ok {
 		if q := r.URL.RawQuery; q != "" {
 			to += "?" + q
 		}
+		setKeyHeaders(h, escaped)
 		h["Location"] = []string{to}
 		h["Cache-Control"] = []string{site.DocumentCacheControl}
 		w.WriteHeader(http.StatusMovedPermanently)
@@ -170,6 +172,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok := cleanRequestPath(escaped)
 	if !ok {
+		setKeyHeaders(h, escaped)
 		notFound(w, r)
 		return
 	}
@@ -186,10 +189,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			serveRobots(w, r)
 			return
 		}
+		setKeyHeaders(h, escaped)
 		notFound(w, r)
 		return
 	}
 	for k, v := range e.pageHeaders {
+		h[k] = v
+	}
+	for k, v := range e.keyHeaders {
 		h[k] = v
 	}
 	if e.document {
@@ -199,7 +206,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotAcceptable, bodyNotAcceptable)
 		return
 	}
-	h["Cache-Control"] = e.cacheControl
+	for k, v := range e.cacheHeaders {
+		h[k] = v
+	}
 	h["Etag"] = rep.etag
 	if err := respond(w, r, rep, e.contentType, body); err != nil {
 		s.logger.Debug("serve: write", "path", name, "err", err)
@@ -287,6 +296,30 @@ func pageWithoutSlash(escaped string) (string, bool) {
 	}
 	return trimmed, true
 }
+
+// setKeyHeaders sets the surrogate key headers (site.SurrogateKeyHeaders)
+// of the escaped request path on h, when it has a key: the answers for a
+// missing file of a public id carry its key, so that a purge of the id
+// evicts them from the edge with its files.
+func setKeyHeaders(h http.Header, escaped string) {
+	k, ok := site.SurrogateKeyOf(escaped)
+	if !ok {
+		return
+	}
+	v := []string{k}
+	for _, n := range keyHeaderNames {
+		h[n] = v
+	}
+}
+
+// keyHeaderNames are site.SurrogateKeyHeaders in canonical form.
+var keyHeaderNames = func() []string {
+	names := make([]string, len(site.SurrogateKeyHeaders))
+	for i, n := range site.SurrogateKeyHeaders {
+		names[i] = http.CanonicalHeaderKey(n)
+	}
+	return names
+}()
 
 // notFound answers 404: the HTML page of viewpage.NotFound to a browser
 // (a request that accepts text/html), the JSON body to anything else.

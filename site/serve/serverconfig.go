@@ -52,6 +52,13 @@ type Config struct {
 	// checked again (size, modification time, inode) before it is served.
 	// Zero checks on every request.
 	PollInterval time.Duration
+	// EdgeTTL, when at least a second, is how long shared caches keep the
+	// files of a public id: they get Surrogate-Control and
+	// CDN-Cache-Control max-age and a Cache-Control s-maxage of it (the
+	// browser's max-age is unchanged; site.FileHeaders). Zero: shared
+	// caches follow Cache-Control. A long one is only safe when every
+	// change is purged at the edge by surrogate key (docs/serving.md).
+	EdgeTTL time.Duration
 }
 
 // DefaultConfig returns the settings "guidepub serve" starts from.
@@ -73,5 +80,6 @@ func (c Config) Validate() error {
 	p.Add(c.Poll >= 0, "Poll", "must not be negative, got %s", c.Poll)
 	p.Add(c.Debounce >= 0, "Debounce", "must not be negative, got %s", c.Debounce)
 	p.Add(c.PollInterval >= 0, "PollInterval", "must not be negative, got %s", c.PollInterval)
+	p.Add(c.EdgeTTL >= 0, "EdgeTTL", "must not be negative, got %s", c.EdgeTTL)
 	return p.Err()
 }
