@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,5 +51,37 @@ func TestMakeRunAddr(t *testing.T) {
 		if err != nil || lines[len(lines)-1] != want {
 			t.Errorf("make -n run ADDR=%s: %v\n%s\nwant the last line %q", addr, err, out, want)
 		}
+	}
+}
+
+// TestMakeTestPrintsSkips runs make test on a package with a test that
+// fixtures.Missing skips: its reason is printed after go test's lines,
+// without -v. With GUIDEPUB_TEST_REQUIRE=1, as in CI, the test fails and
+// go test's lines come last, with no list of skips.
+func TestMakeTestPrintsSkips(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		fixtures.Missing(t, "make", "apt-get install make")
+	}
+	skips := filepath.Join(t.TempDir(), "skips.txt")
+	makeTest := func(require string) (string, error) {
+		cmd := exec.Command("make", "--no-print-directory", "test", "PKGS=./fixtures", "SKIPS="+skips)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "GUIDEPUB_TEST_MISSING_DEMO=frobtool", fixtures.RequireEnv+"="+require)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := makeTest("")
+	want := "./fixtures TestMissingDemo: frobtool not available, skipping: apt-get install frobtool"
+	if err != nil || !strings.Contains(out, want) || strings.Index(out, want) < strings.Index(out, "ok  \tgithub.com/guidepub/guidepub/fixtures") {
+		t.Errorf("make test: %v\n%s\nwant the skip's reason after go test's lines: %s", err, out, want)
+	}
+	out, err = makeTest("1")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for len(lines) > 0 && strings.HasPrefix(lines[len(lines)-1], "make: ") { // make's own "Error 1"
+		lines = lines[:len(lines)-1]
+	}
+	if err == nil || strings.Contains(out, "Skipped") || len(lines) < 2 || lines[len(lines)-1] != "FAIL" ||
+		!strings.HasPrefix(lines[len(lines)-2], "FAIL\tgithub.com/guidepub/guidepub/fixtures") {
+		t.Errorf("make test with %s=1: %v\n%s\nwant a failure, go test's lines last", fixtures.RequireEnv, err, out)
 	}
 }
