@@ -76,28 +76,12 @@ var scenarios = []scenario{
 		return s.channels(t)
 	}},
 	{"hidden in an export whose outbox write failed, then a crash and a restart", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
-		s := env.site(t, "crash", []site.Encoding{site.Gzip}, site.Identity)
-		c.write(t, s.src, false)
-		s.export(t)
-		if s.live == nil {
-			return s.channels(t)
-		}
-		// The hides are exported while every outbox entry write fails and
-		// nothing is uploaded: the process dies before it could. The
-		// restart must take every hidden object out of the bucket.
-		s.stop(t)
-		s.faults.Fail(1000, publishtest.Entries)
-		s.start(t, false)
-		c.write(t, s.src, true)
-		s.export(t)
-		if s.faults.Failed() == 0 {
-			t.Fatal("no outbox write failed: the scenario tests nothing")
-		}
-		s.stop(t)
-		s.faults.Fail(0, nil)
-		s.start(t, true)
-		s.idle(t)
-		return s.channels(t)
+		return crashed(t, env.site(t, "crash", []site.Encoding{site.Gzip}, site.Identity), c, publish.DefaultMaxDeletes)
+	}},
+	{"a crash whose hides exceed any limit of deletions", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		// The reconcile may delete nothing a listing's difference alone
+		// finds: what the records withdrew must go all the same.
+		return crashed(t, env.site(t, "crash-limit", []site.Encoding{site.Gzip}, site.Identity), c, 0)
 	}},
 	{"hidden in uploads stopped half-way, then exported again", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
 		// The next export finds in place what the stopped one wrote:
@@ -135,6 +119,41 @@ var scenarios = []scenario{
 		}
 		return chs
 	}},
+}
+
+// crashed publishes c without its hides on s, then exports the hides
+// while every outbox entry write fails and nothing is uploaded: the
+// process dies before it could. The restart, whose reconcile may delete
+// maxDeletes objects that nothing recorded, must take every hidden object
+// out of the bucket.
+func crashed(t *testing.T, s *sweepSite, c *corpus, maxDeletes int) []channel {
+	c.write(t, s.src, false)
+	s.export(t)
+	if s.live == nil {
+		return s.channels(t)
+	}
+	s.stop(t)
+	s.faults.Fail(1000, publishtest.Entries)
+	s.start(t, false)
+	c.write(t, s.src, true)
+	published := len(treeFiles(t, s.out))
+	s.export(t)
+	if s.faults.Failed() == 0 {
+		t.Fatal("no outbox write failed: the scenario tests nothing")
+	}
+	if now := len(treeFiles(t, s.out)); now >= published {
+		t.Fatalf("the hides withdrew no file (%d files, then %d): the scenario tests nothing", published, now)
+	}
+	s.stop(t)
+	s.faults.Fail(0, nil)
+	before := len(bucketFiles(t, s.bucket))
+	s.lc.MaxDeletes = maxDeletes
+	s.start(t, true)
+	s.idle(t)
+	if after := len(bucketFiles(t, s.bucket)); after >= before {
+		t.Errorf("the restart deleted no object (%d, then %d): what the hides withdrew stayed in the bucket", before, after)
+	}
+	return s.channels(t)
 }
 
 // stopper cancels the context of the export in progress, once.
@@ -452,6 +471,8 @@ func (env *sweepEnv) newSite(t *testing.T, name string, encs []site.Encoding, up
 	s.lc.OutboxFs = s.faults
 	s.lc.Encoding = upload // documents stored compressed: the search decodes them
 	s.lc.RetryMin, s.lc.RetryMax = 20*time.Millisecond, 200*time.Millisecond
+	// As the commands do: the reconcile asks the export's records.
+	s.lc.Withdrawals = publish.RecordsWithdrawals(osfs, s.priv, 1)
 	s.start(t, true)
 	t.Cleanup(func() { s.stop(t) })
 	return s
