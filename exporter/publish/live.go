@@ -528,7 +528,9 @@ func (l *Live) reconcile(ctx context.Context) error {
 // withdrawals returns the Withdrawn of a reconcile: the files the pending
 // outbox entries name (their upload deletes those the tree lacks, however
 // many) and those the exporter's records, read now, say were withdrawn
-// (LiveConfig.Withdrawals).
+// (LiveConfig.Withdrawals). A record that cannot be read withdraws
+// nothing (its files count against the limit, and a warning says so): it
+// must not stop the reconcile, which every upload waits for.
 func (l *Live) withdrawals() Withdrawn {
 	l.mu.Lock()
 	pending := map[string]bool{}
@@ -547,6 +549,7 @@ func (l *Live) withdrawals() Withdrawn {
 			recorded = nil
 		}
 	}
+	var warned sync.Once
 	return func(rel string) (bool, error) {
 		if pending[rel] {
 			return true, nil
@@ -554,7 +557,14 @@ func (l *Live) withdrawals() Withdrawn {
 		if recorded == nil {
 			return false, nil
 		}
-		return recorded(rel)
+		ok, err := recorded(rel)
+		if err != nil {
+			warned.Do(func() {
+				l.log.Warn("reconcile: a record of the export cannot be read; the stale objects of its guide count against the limit of deletions",
+					"file", rel, "error", err.Error())
+			})
+		}
+		return ok && err == nil, nil
 	}
 }
 

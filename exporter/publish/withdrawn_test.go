@@ -333,3 +333,55 @@ func containsAll(have, want []string) bool {
 	}
 	return true
 }
+
+// TestReconcileUnreadableRecord: a record that cannot be read withdraws
+// nothing and does not stop the reconcile (which every upload waits for):
+// its guide's stale objects count against the limit, and stay beyond it.
+func TestReconcileUnreadableRecord(t *testing.T) {
+	ctx := context.Background()
+	b, err := OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := newExportSite(t, photoFolder)
+	s.exportAll()
+	cfg := DefaultConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket = afero.NewOsFs(), s.out, b
+	if _, err := Publish(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.hidePhotos()
+	if res, err := s.ex.ExportBundle(ctx, photoFolder); err != nil || res.Err != nil {
+		t.Fatalf("export: %v %v", err, res.Err)
+	}
+	// The record's head reads, its files' sums do not.
+	rec := filepath.Join(s.priv, "exported", "gKT301KINGE1.json")
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := os.WriteFile(rec, append(head, "\nnot json\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	lcfg := s.liveConfig(b, logs)
+	lcfg.MaxDeletes = 0
+	lcfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
+	if err := os.MkdirAll(lcfg.OutboxDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lcfg.OutboxDir, intentPrefix+"1-crashed.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, stop := startLive(t, lcfg, true)
+	defer stop()
+	idle(t, l, 20*time.Second)
+	if len(photoKeys(t, b)) == 0 {
+		t.Error("the photos went although no record could say they were withdrawn")
+	}
+	if !strings.Contains(logs.String(), "cannot be read") {
+		t.Errorf("the log does not say the record cannot be read:\n%s", logs.String())
+	}
+}
