@@ -21,6 +21,20 @@ var PDFPlaces = []string{
 	"icc-desc", "icc-copyright", "mc-property", "piece-info", "thumb",
 }
 
+// privateContent is what PrivatePDF's page draws: a heading, a
+// rectangle, a grey box in the layer that is on, a black box in the one
+// that is off, the image.
+const privateContent = "BT /F1 18 Tf 20 160 Td (Main Floor) Tj ET\n2 w 20 20 200 110 re S\n" +
+	"/OC /oc1 BDC 0.5 g 40 40 60 40 re f EMC\n" +
+	"/OC /oc2 BDC 0 g 150 40 40 40 re f EMC\n" +
+	"q 40 0 0 40 240 140 cm /Im1 Do Q\n"
+
+// xmp returns an XMP packet describing the document with body.
+func xmp(body string) string {
+	return `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+		`<rdf:Description rdf:about="">` + body + `</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
+}
+
 // PrivatePDF returns a one-page floor plan PDF (a heading, a rectangle, a
 // grey box in a visible layer, a black box in a layer that is off, a small
 // image with an ICC profile) carrying secret(place) in each of PDFPlaces:
@@ -32,15 +46,7 @@ var PDFPlaces = []string{
 // info and a thumbnail.
 func PrivatePDF(secret func(place string) string) []byte {
 	s := secret
-	xmp := func(body string) string {
-		return `<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-			`<rdf:Description rdf:about="">` + body + `</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
-	}
 	icc := ICCProfile(s("icc-desc"), s("icc-copyright"))
-	content := "BT /F1 18 Tf 20 160 Td (Main Floor) Tj ET\n2 w 20 20 200 110 re S\n" +
-		"/OC /oc1 BDC 0.5 g 40 40 60 40 re f EMC\n" +
-		"/OC /oc2 BDC 0 g 150 40 40 40 re f EMC\n" +
-		"q 40 0 0 40 240 140 cm /Im1 Do Q\n"
 	hidden := "/F 2 /Rect [0 0 10 10]"
 	objs := []string{
 		// 1: the catalog
@@ -60,7 +66,7 @@ func PrivatePDF(secret func(place string) string) []byte {
 		// 4: a font
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /Private (" + s("font-key") + ") >>",
 		// 5: the page's content
-		PDFStream("", content),
+		PDFStream("", privateContent),
 		// 6: a thumbnail whose bytes hold text
 		PDFStream("/Width 1 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8", s("thumb")),
 		// 7: a note, hidden
