@@ -438,19 +438,24 @@ func (d *describer) compare(ctx context.Context, batch []pair, pl *plan, rep *Re
 
 // staleReason returns "withdrawn" or "stale" when the stale object key is
 // to be deleted: guidepub wrote it (Owned), or Config.DeleteForeign is
-// set; "withdrawn" when Config.Withdrawn names it. It returns "foreign"
-// when another writer's object stays, "" when it is gone already.
+// set; "withdrawn" when guidepub wrote it and Config.Withdrawn names it
+// (another writer's object is never recorded intent). It returns
+// "foreign" when another writer's object stays, "" when it is gone
+// already.
 func (d *describer) staleReason(ctx context.Context, key string) (string, error) {
-	if !d.cfg.DeleteForeign {
-		a, err := d.cfg.Bucket.Attributes(ctx, key)
-		switch {
-		case isNotFound(err):
-			return "", nil
-		case err != nil:
-			return "", fmt.Errorf("attributes of %s: %w", key, err)
-		case !Owned(a.Metadata):
-			return "foreign", nil
-		}
+	if d.cfg.DeleteForeign && d.cfg.Withdrawn == nil {
+		return "stale", nil
+	}
+	a, err := d.cfg.Bucket.Attributes(ctx, key)
+	switch {
+	case isNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("attributes of %s: %w", key, err)
+	case !Owned(a.Metadata) && d.cfg.DeleteForeign:
+		return "stale", nil
+	case !Owned(a.Metadata):
+		return "foreign", nil
 	}
 	if rel, ok := d.keys.rel(key); ok && d.cfg.Withdrawn != nil {
 		withdrawn, err := d.cfg.Withdrawn(rel)

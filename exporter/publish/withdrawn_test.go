@@ -385,3 +385,51 @@ func TestReconcileUnreadableRecord(t *testing.T) {
 		t.Errorf("the log does not say the record cannot be read:\n%s", logs.String())
 	}
 }
+
+// TestKeyerRel: the public file of a key, the inverse of keyer.key, for
+// pages stored under their index.html key or as the objects of their URLs.
+func TestKeyerRel(t *testing.T) {
+	for _, pagesAsObjects := range []bool{false, true} {
+		k := keyer{prefix: "site/", pagesAsObjects: pagesAsObjects}
+		for _, rel := range []string{"vKT301A/index.html", "u/vKT301A/fr/index.html", "embed/alias1/index.html",
+			"vKT301A/data/status", "vKT301A/doc/photos/ph-1.jpg", "_assets.v1/view.css"} {
+			if got, ok := k.rel(k.key(rel)); !ok || got != rel {
+				t.Errorf("pagesAsObjects %v: rel(%q) = %q, %v; want %q", pagesAsObjects, k.key(rel), got, ok, rel)
+			}
+		}
+		if _, ok := k.rel("other/vKT301A/data/status"); ok {
+			t.Errorf("pagesAsObjects %v: a key outside the prefix has a public file", pagesAsObjects)
+		}
+	}
+}
+
+// TestForeignNeverWithdrawn: an object guidepub did not write is never
+// recorded intent, even under a view the records hold: with
+// DeleteForeign it counts against MaxDeletes.
+func TestForeignNeverWithdrawn(t *testing.T) {
+	ctx := context.Background()
+	b, err := OpenBucket(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	owned := &blob.WriterOptions{Metadata: map[string]string{MetadataHash: strings.Repeat("0", 64)}}
+	if err := b.WriteAll(ctx, "v1/doc/photos/ph-1.jpg", []byte("x"), owned); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteAll(ctx, "v1/doc/photos/by-hand.jpg", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.From, cfg.FromDir, cfg.Bucket, cfg.DeleteForeign = afero.NewOsFs(), t.TempDir(), b, true
+	cfg.Withdrawn = func(string) (bool, error) { return true, nil }
+	cfg.MaxDeletes = 0
+	rep, err := Publish(ctx, cfg)
+	if !errors.Is(err, ErrTooManyDeletes) || rep.ToDelete != 2 || rep.Withdrawn != 1 {
+		t.Fatalf("%v, %+v; want ErrTooManyDeletes with 2 to delete, 1 withdrawn", err, rep)
+	}
+	cfg.MaxDeletes = 1
+	if rep, err := Publish(ctx, cfg); err != nil || rep.Deleted != 2 {
+		t.Fatalf("%v, %+v; want both deleted", err, rep)
+	}
+}
