@@ -3,6 +3,7 @@ package oauth
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 
 	"github.com/realclientip/realclientip-go"
@@ -22,6 +23,11 @@ func ParseTrustedProxies(values ...string) ([]net.IPNet, error) {
 // was written by the client and may be forged). A header that is missing
 // or unreadable leaves the peer's address. Without trusted proxies the
 // header is never read.
+//
+// An IPv6 client is its /64 ("2001:db8:1:2::/64"): a provider gives a
+// household or a host a whole /64, whose addresses it can change at will,
+// so counting each address alone would give one client 2^64 of them. An
+// IPv4-mapped IPv6 address is its IPv4 address.
 type clientAddrs struct {
 	trusted []net.IPNet
 	xff     realclientip.Strategy
@@ -37,8 +43,12 @@ func newClientAddrs(trusted []net.IPNet, warn func()) *clientAddrs {
 	return c
 }
 
-// of returns the client address of r.
+// of returns the client address of r: an IPv4 address, or an IPv6 /64.
 func (c *clientAddrs) of(r *http.Request) string {
+	return network(c.address(r))
+}
+
+func (c *clientAddrs) address(r *http.Request) string {
 	peer := realclientip.RemoteAddrStrategy{}.ClientIP(nil, r.RemoteAddr)
 	if peer == "" {
 		return r.RemoteAddr
@@ -53,6 +63,21 @@ func (c *clientAddrs) of(r *http.Request) string {
 		return ip
 	}
 	return peer
+}
+
+// network is the client an address stands for: an IPv4 address as it is
+// (unmapped from IPv6), an IPv6 address as its /64, without zone.
+// Anything else is returned unchanged.
+func network(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
 }
 
 func (c *clientAddrs) isTrusted(addr string) bool {
