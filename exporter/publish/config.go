@@ -3,6 +3,7 @@ package publish
 import (
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/afero"
 	"gocloud.dev/blob"
@@ -34,6 +35,11 @@ type Config struct {
 	MaxDeletes int
 	DryRun     bool // plan only; write the plan to Plan
 	Force      bool // upload every object, changed or not
+	// EdgeTTL, when at least a second, is how long a CDN keeps the objects
+	// of a public id: their Cache-Control gets s-maxage and their metadata
+	// surrogate-control (site.EdgeCacheControl, site.ObjectMetadata).
+	// Zero: shared caches follow Cache-Control. Only safe with purges.
+	EdgeTTL time.Duration
 	// PagesAsObjects uploads each view page as the object of its URL
 	// (vKT301A, beside vKT301A/data/status) rather than under its
 	// index.html key (vKT301A/index.html, the default): S3 then serves
@@ -86,5 +92,6 @@ func (c Config) Validate() error {
 	}
 	p.Add(c.Jobs >= 1, "Jobs", "must be at least 1, got %d", c.Jobs)
 	p.Add(c.MaxDeletes >= 0, "MaxDeletes", "must not be negative, got %d", c.MaxDeletes)
+	p.Add(c.EdgeTTL >= 0, "EdgeTTL", "must not be negative, got %s", c.EdgeTTL)
 	return p.Err()
 }

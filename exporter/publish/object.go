@@ -165,7 +165,7 @@ func (d *describer) describe(rel string, info fs.FileInfo) (*local, error) {
 		info = fi
 	}
 	o := &local{rel: rel, key: d.keys.key(rel), phase: phaseOf(rel), src: rel}
-	o.attrs = blob.WriterOptions{ContentType: site.ContentType(rel), CacheControl: site.CacheControl(rel)}
+	o.attrs = blob.WriterOptions{ContentType: site.ContentType(rel), CacheControl: site.EdgeCacheControl(rel, cfg.EdgeTTL)}
 	if site.IsDocument(rel) && cfg.Encoding.Name != Identity.Name && cfg.Encoding.Name != "" {
 		o.attrs.ContentEncoding = cfg.Encoding.Name
 		sib, err := lstat(cfg.From, p+cfg.Encoding.Ext)
@@ -204,7 +204,11 @@ func (d *describer) describe(rel string, info fs.FileInfo) (*local, error) {
 		}
 		o.digest = dg
 	}
-	o.attrs.Metadata = map[string]string{MetadataHash: o.digest.SHA256}
+	// The surrogate key and the edge TTL as metadata (S3:
+	// x-amz-meta-surrogate-key), for a CDN in front that copies them into
+	// its headers; the key of a page stored as its URL is that of its file.
+	o.attrs.Metadata = site.ObjectMetadata(rel, cfg.EdgeTTL)
+	o.attrs.Metadata[MetadataHash] = o.digest.SHA256
 	return o, nil
 }
 
@@ -243,7 +247,11 @@ type remoteObject struct {
 // sameAsRemote reports whether o's object already holds its bytes. With a
 // listed MD5 the bytes are compared (reading the file when its recorded
 // digest has none); else the object's attributes are read and its
-// MetadataHash and headers compared. A missing object is not the same.
+// MetadataHash, headers and edge metadata (site.ObjectMetadata) compared.
+// A missing object is not the same. A listing tells no headers or
+// metadata, and reading them would cost a request per object: where it
+// gives MD5s, a change of headers alone (a new --edge-ttl, keys on objects
+// published before guidepub sent them) needs publish --force.
 func (d *describer) sameAsRemote(ctx context.Context, o *local, r *remoteObject) (bool, error) {
 	if r != nil && r.md5 != nil {
 		if r.size != o.digest.Size {
@@ -269,7 +277,9 @@ func (d *describer) sameAsRemote(ctx context.Context, o *local, r *remoteObject)
 		return false, fmt.Errorf("attributes of %s: %w", o.key, err)
 	}
 	return a.Size == o.digest.Size && a.Metadata[MetadataHash] == o.digest.SHA256 && a.ContentType == o.attrs.ContentType &&
-		a.ContentEncoding == o.attrs.ContentEncoding && a.CacheControl == o.attrs.CacheControl, nil
+		a.ContentEncoding == o.attrs.ContentEncoding && a.CacheControl == o.attrs.CacheControl &&
+		a.Metadata[site.SurrogateKeyMetadata] == o.attrs.Metadata[site.SurrogateKeyMetadata] &&
+		a.Metadata[site.SurrogateControlMetadata] == o.attrs.Metadata[site.SurrogateControlMetadata], nil
 }
 
 // upload writes one object and returns the bytes written. A file whose
