@@ -131,15 +131,12 @@ func startLive(t testing.TB, cfg LiveConfig, run bool) (l *Live, stop func()) {
 	return l, func() { cancel(); <-done; l.Close() }
 }
 
-// crashedHide publishes s (its guide with at least photos photos) to b live,
-// then hides photoView's photos in an export whose outbox entries cannot
-// be written, in a process that dies before it uploads anything. It
-// returns the number of photo objects of photoView in the bucket before.
-func crashedHide(t *testing.T, s *exportSite, b *blob.Bucket, cfg LiveConfig, photos int) int {
+// publishLive publishes every guide of s to b through a Live on cfg,
+// stopped once they are in the bucket.
+func publishLive(t *testing.T, s *exportSite, cfg LiveConfig) {
 	t.Helper()
-	faults := publishtest.NewFaultFs(afero.NewOsFs())
-	cfg.OutboxFs = faults
 	l, stop := startLive(t, cfg, true)
+	defer stop()
 	for _, g := range s.exportAll() {
 		if g.Err != nil {
 			t.Fatalf("%s: %v", g.Folder, g.Err)
@@ -149,33 +146,44 @@ func crashedHide(t *testing.T, s *exportSite, b *blob.Bucket, cfg LiveConfig, ph
 		}
 	}
 	idle(t, l, 120*time.Second)
-	stop()
-	before := len(photoKeys(t, b))
-	if before < photos {
-		t.Fatalf("%d photo objects of %s published, want at least %d", before, photoView, photos)
-	}
+}
 
+// crashedChange runs change (an export or a removal, returning its
+// result) as a watcher whose outbox entries cannot be written would, in a
+// process that dies before it uploads anything: the intent stays, the
+// entry was never written.
+func crashedChange(t *testing.T, cfg LiveConfig, change func() *exporter.GuideResult) {
+	t.Helper()
+	faults := publishtest.NewFaultFs(afero.NewOsFs())
+	cfg.OutboxFs = faults
 	faults.Fail(1000, publishtest.Entries)
-	l, stop = startLive(t, cfg, false)
+	l, stop := startLive(t, cfg, false)
 	done, err := l.Exporting(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.hidePhotos()
-	res, err := s.ex.ExportBundle(context.Background(), photoFolder)
-	if err != nil || res.Err != nil {
-		t.Fatalf("export: %v %v", err, res.Err)
+	res := change()
+	if res.Err != nil {
+		t.Fatalf("%s: %v", res.Folder, res.Err)
 	}
 	if err := l.Record(*res); err == nil {
 		t.Fatal("the outbox entry was written: the test tests nothing")
 	}
 	done()
-	stop() // dies: the intent stays, the entry was never written
-	faults.Fail(0, nil)
+	stop()
 	if left := mustReadIntents(cfg.OutboxDir); len(left) == 0 {
 		t.Fatal("no intent left: the restart would not reconcile")
 	}
-	return before
+}
+
+// exportBundle exports s's bundle folder, failing the test on an error.
+func (s *exportSite) exportBundle(folder string) *exporter.GuideResult {
+	s.t.Helper()
+	res, err := s.ex.ExportBundle(context.Background(), folder)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return res
 }
 
 // TestReconcileDeletesRecordedHide: a hide whose deletions exceed the
@@ -202,7 +210,12 @@ func TestReconcileDeletesRecordedHide(t *testing.T) {
 			cfg := s.liveConfig(b, logs)
 			cfg.MaxDeletes = c.maxDeletes
 			cfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
-			before := crashedHide(t, s, b, cfg, c.photos)
+			publishLive(t, s, cfg)
+			before := len(photoKeys(t, b))
+			crashedChange(t, cfg, func() *exporter.GuideResult {
+				s.hidePhotos()
+				return s.exportBundle(photoFolder)
+			})
 			if before <= c.maxDeletes {
 				t.Fatalf("%d photo objects: the hide does not exceed the limit of %d", before, c.maxDeletes)
 			}
@@ -225,6 +238,56 @@ func TestReconcileDeletesRecordedHide(t *testing.T) {
 	}
 }
 
+// TestReconcileDeletesRecordedRemoval: a guide removed (its bundle
+// deleted) in an export cut short by a crash before its outbox entry was
+// written leaves the bucket at the restart, beyond the limit of
+// deletions: the records marked its ids removed.
+func TestReconcileDeletesRecordedRemoval(t *testing.T) {
+	st := startStore(t)
+	b := newBucket(t, st.Endpoint, "removal")
+	s := newPhotoSite(t, 20, photoFolder, "ansi-us-house")
+	logs := &syncBuffer{}
+	cfg := s.liveConfig(b, logs)
+	cfg.MaxDeletes = 5
+	cfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
+	publishLive(t, s, cfg)
+	owned := func() []string {
+		var out []string
+		for _, k := range keys(t, b) {
+			for _, id := range []string{"vKT301A", "vKT301B", photoFolder} {
+				if site.PublicIDOf(k) == id {
+					out = append(out, k)
+				}
+			}
+		}
+		return out
+	}
+	before := len(owned())
+	if before <= cfg.MaxDeletes {
+		t.Fatalf("%d objects of the guide: its removal does not exceed the limit of %d", before, cfg.MaxDeletes)
+	}
+	crashedChange(t, cfg, func() *exporter.GuideResult {
+		if err := os.RemoveAll(filepath.Join(s.src, photoFolder)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.ex.RemoveBundle(context.Background(), photoFolder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	})
+	l, stop := startLive(t, cfg, true)
+	defer stop()
+	idle(t, l, 60*time.Second)
+	if left := owned(); len(left) != 0 {
+		t.Fatalf("%d of %d objects of the removed guide left in the bucket after the restart (%s…)\n%s", len(left), before, left[0], logs.String())
+	}
+	sameAsReconcile(t, s, b)
+	if !slices.Contains(keys(t, b), "vMAPLE-main/data/status") {
+		t.Error("the other guide's status went too")
+	}
+}
+
 // TestWrongTreeDeletesNoMoreThanLimit: an empty or unrelated tree beside
 // the right records deletes nothing they list as public beyond the limit:
 // Publish refuses and changes nothing, and a reconcile after a crash keeps
@@ -237,14 +300,7 @@ func TestWrongTreeDeletesNoMoreThanLimit(t *testing.T) {
 	cfg := s.liveConfig(b, nil)
 	cfg.MaxDeletes = 5
 	cfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
-	l, stop := startLive(t, cfg, true)
-	for _, g := range s.exportAll() {
-		if err := l.Record(g); err != nil {
-			t.Fatal(err)
-		}
-	}
-	idle(t, l, 60*time.Second)
-	stop()
+	publishLive(t, s, cfg)
 	var published []string // what a publish may delete: not the lease
 	for _, k := range keys(t, b) {
 		if !site.IsHidden(k) {

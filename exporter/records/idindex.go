@@ -78,6 +78,7 @@ func (r *Records) link(id string, pids []string) error {
 		if err := r.writeIndexFile(pid, id, true); err != nil {
 			return fmt.Errorf("index the ids of %s: %w", id, err)
 		}
+		r.unmarkRemoved(pid) // a record lists it again (removed.go)
 		wrote = true
 	}
 	if !wrote {

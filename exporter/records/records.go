@@ -458,7 +458,7 @@ func (r *Records) write(rec *record) error {
 }
 
 // Delete deletes the record file of guide id, then the files of the ids
-// index that name it.
+// index that name it. Its ids are marked removed first (removed.go).
 func (r *Records) Delete(id string) error {
 	r.mu.Lock()
 	ids := r.guides[id].Ids
@@ -467,6 +467,9 @@ func (r *Records) Delete(id string) error {
 		if rec, err := r.read(id, false); err == nil {
 			ids = rec.Ids
 		}
+	}
+	if err := r.markRemoved(id, ids); err != nil {
+		return fmt.Errorf("delete record of %s: %w", id, err)
 	}
 	if err := r.t.Remove(r.file(id), map[string]bool{r.dir: true}); err != nil {
 		return fmt.Errorf("delete record of %s: %w", id, err)
@@ -814,13 +817,14 @@ func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
 // Withdrawn reports whether the records say that the public file at path
 // p (slash-separated, relative to the public tree) is not public: p lies
 // in the folder of a public id (site.PublicIDOf) that a guide's record
-// holds, and no record holding that id lists p. The guide's last export
-// then has no such file: a hide, a lock, an expiry or a change of the
-// plan or the alias withdrew it, or it never wrote it. A file of an id no
-// record holds (a guide or a view removed since, a tree that is not this
-// exporter's) gives false: nothing recorded says it was removed; so does
-// a file a record lists, whatever the public tree holds. It returns an
-// error when a record cannot be read.
+// holds, and no record holding that id lists p (the guide's last export
+// has no such file: a hide, a lock, an expiry or a change of the plan or
+// the alias withdrew it, or it never wrote it); or in the folder of an id
+// no record holds that this exporter stopped publishing (a guide removed,
+// a view dropped: its removed mark, removed.go). A file a record lists
+// gives false, whatever the public tree holds; so does a file of an id
+// these records never published (another exporter's tree). It returns an
+// error when a record or a mark cannot be read.
 func (r *Records) Withdrawn(p string) (bool, error) {
 	pid := site.PublicIDOf(p)
 	if pid == "" || !inFolderOf(p, pid) {
@@ -840,6 +844,9 @@ func (r *Records) Withdrawn(p string) (bool, error) {
 		}
 	}
 	r.mu.Unlock()
+	if len(holders) == 0 {
+		return r.wasRemoved(pid)
+	}
 	for _, gid := range holders {
 		rec, err := r.recordOf(gid)
 		if err != nil {
@@ -849,7 +856,7 @@ func (r *Records) Withdrawn(p string) (bool, error) {
 			return false, nil
 		}
 	}
-	return len(holders) > 0, nil
+	return true, nil
 }
 
 // inFolderOf reports whether the public path p lies in a folder of the
@@ -986,6 +993,13 @@ func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, dige
 	// and stops naming the ones it dropped after (idindex.go).
 	if err := r.link(id, entry.Ids); err != nil {
 		return err
+	}
+	if old != nil {
+		// What the guide no longer publishes is marked before its
+		// record stops listing it (removed.go).
+		if err := r.markRemoved(id, dropped(old.Ids, entry.Ids)); err != nil {
+			return err
+		}
 	}
 	if err := r.write(newRecord(id, entry, public)); err != nil {
 		return err

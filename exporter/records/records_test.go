@@ -350,3 +350,60 @@ func TestWithdrawn(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawnRemoved: an id this exporter stopped publishing (a view
+// dropped from a guide, a guide removed) stays withdrawn once no record
+// holds it, read back from disk; it no longer is once a record lists it
+// again.
+func TestWithdrawnRemoved(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	pub := write.Tree{FS: fsys, Root: "/public", Perm: 0o644}
+	r, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(id string, ids []string, hadOld bool) {
+		t.Helper()
+		if err := r.Save(pub, id, site.ManifestGuide{Folder: "f" + id, Ids: ids}, nil, hadOld); err != nil {
+			t.Fatal(err)
+		}
+		r.Set(id, site.ManifestGuide{Folder: "f" + id, Ids: ids})
+	}
+	withdrawn := func(r *Records, p string, want bool) {
+		t.Helper()
+		if got, err := r.Withdrawn(p); err != nil || got != want {
+			t.Errorf("Withdrawn(%s) = %v, %v; want %v", p, got, err, want)
+		}
+	}
+	save("a", []string{"v1", "v2"}, false)
+	withdrawn(r, "v2/data/status", true) // held, not listed
+	save("a", []string{"v1"}, true)      // v2 dropped from the guide
+	withdrawn(r, "v2/data/status", true)
+	withdrawn(r, "embed/v2/index.html", true)
+	withdrawn(r, "v3/data/status", false) // never published here
+	if err := r.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	r.Forget("a")
+	back, err := OpenRecords(fsys, "/private", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withdrawn(back, "v1/doc/photos/ph-1.jpg", true)
+	withdrawn(back, "u/v2/index.html", true)
+	withdrawn(back, "v3/data/status", false)
+
+	// Another guide publishes v2 again: its record decides.
+	if err := pub.WriteSynced("v2/data/status", []byte(`{"status":"ready"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Save(pub, "b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	back.Set("b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}})
+	withdrawn(back, "v2/data/status", false)
+	withdrawn(back, "v2/doc/photos/ph-1.jpg", true)
+	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), removedDir, "v2")); err == nil {
+		t.Error("the removed mark of v2 stays while a record lists it")
+	}
+}
