@@ -232,8 +232,10 @@ const TempPrefix = ".tmp-"
 //	guides/<guideId>/event.json        ReadyEvent without authtoken (default view ready)
 //	guides/<guideId>/doc/<file>        Private documents, served at PrivatePrefix<guideId>/<file>
 //	outbox/                            Live publishing's changes not yet in the bucket
+//	purges/                            Purges owed to the CDN in front (--purge)
 const (
 	OutboxDir    = "outbox"
+	PurgesDir    = "purges"
 	ManifestFile = "manifest.json"
 	GuidesDir    = "guides"
 	RecordFile   = "record.json"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/edge"
 	"github.com/guidepub/guidepub/exporter/pipeline"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/sidecar"
@@ -53,7 +55,7 @@ Examples:
    guidepub export --src bundles --out public --private private --publish 's3://my-bucket?region=eu-west-1'
    guidepub export --src bundles --out public --private private --store private/guidepub.db
    guidepub export --src bundles --out public --private private --shard 1/4`,
-		Flags:  flags(exportFlags(), eventFlags(), shardFlag(), livePublishFlags()),
+		Flags:  flags(exportFlags(), eventFlags(), shardFlag(), livePublishFlags(), purgeFlags()),
 		Action: e.runExport,
 	}
 }
@@ -91,6 +93,11 @@ func (e *env) runExport(c *cli.Context) error {
 		return err
 	}
 	defer closeLive()
+	purges, closeEdge, err := e.openEdge(c, cfg, logger, live)
+	if err != nil {
+		return err
+	}
+	defer closeEdge()
 	events, closeStore, err := e.openEvents(c, cfg, logger)
 	if err != nil {
 		return err
@@ -103,7 +110,7 @@ func (e *env) runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pipe := pipeline.New(pipeline.Config{Events: events, Live: live, Clock: cfg.Clock, Logger: logger})
+	pipe := pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Clock: cfg.Clock, Logger: logger})
 	// Uploads left by an earlier run start at once, before the export.
 	ctx, cancel := context.WithCancel(c.Context)
 	piped := make(chan struct{})
@@ -128,7 +135,7 @@ func (e *env) runExport(c *cli.Context) error {
 	}
 	if live != nil {
 		to := publish.RedactURL(c.String("publish"))
-		n := pipe.Idle(c.Context)
+		n := live.Idle(c.Context)
 		if err := live.Err(); err != nil {
 			return fmt.Errorf("publish to %s: %w; uploads of %d guide(s) wait in %s and go with the next export or watch with --publish",
 				to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg))
@@ -138,9 +145,32 @@ func (e *env) runExport(c *cli.Context) error {
 		}
 		fmt.Fprintln(e.stdout, "published to", to)
 	}
+	if err := waitPurges(c, purges, purgesDir(cfg), e.stdout); err != nil {
+		return err
+	}
 	if rejected > 0 {
 		return fmt.Errorf("%d bundle(s) rejected", rejected)
 	}
+	return nil
+}
+
+// exportPurgeWait bounds how long a one-shot command waits for the CDN to
+// take its purges.
+const exportPurgeWait = 2 * time.Minute
+
+// waitPurges waits, up to exportPurgeWait, until the CDN took every purge
+// queued (nothing without --purge), and says so. It returns an error when
+// some are still queued in dir then: they go with the next run.
+func waitPurges(c *cli.Context, purges *edge.Edge, dir string, stdout io.Writer) error {
+	if purges == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.Context, exportPurgeWait)
+	defer cancel()
+	if n := purges.Idle(ctx); n > 0 {
+		return fmt.Errorf("%d purge(s) not taken by the CDN yet: they wait in %s and go with the next export, publish or watch with --purge", n, dir)
+	}
+	fmt.Fprintln(stdout, "purged", c.String("purge"))
 	return nil
 }
 

@@ -51,7 +51,7 @@ Examples:
    guidepub watch --src bundles --out public --private private --store private/guidepub.db
    guidepub watch --src bundles --out public --private private --publish 's3://my-bucket?region=eu-west-1' --metrics-addr 127.0.0.1:9464
    guidepub watch --src /mnt/uploads --out public --private private --poll 5s   # network mount`,
-		Flags:  flags(exportFlags(), watchFlags(), eventFlags(), livePublishFlags(), metricsFlag()),
+		Flags:  flags(exportFlags(), watchFlags(), eventFlags(), livePublishFlags(), purgeFlags(), metricsFlag()),
 		Action: e.runWatch,
 	}
 }
@@ -76,6 +76,14 @@ func (e *env) runWatch(c *cli.Context) error {
 		return err
 	}
 	defer closeLive()
+	purges, closeEdge, err := e.openEdge(c, cfg, logger, live)
+	if err != nil {
+		if c.Context.Err() != nil {
+			return nil // stopped while another process held the queue
+		}
+		return err
+	}
+	defer closeEdge()
 	events, closeStore, err := e.openEvents(c, cfg, logger)
 	if err != nil {
 		return err
@@ -88,7 +96,7 @@ func (e *env) runWatch(c *cli.Context) error {
 	defer stopMetrics()
 	return watchAndExport(c.Context, watchSetup{
 		Exporter: cfg,
-		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Clock: cfg.Clock, Logger: logger}),
+		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Clock: cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
 		Quick:    c.Bool("quick"),

@@ -16,6 +16,11 @@
 // the bucket. A crash before then leaves the intent, and the next start
 // reconciles the bucket with the tree before anything else, deleting the
 // objects guidepub wrote that the tree no longer has.
+//
+// Purging the edge: in the same way, a purge is owed before each export
+// and the public ids it changed are queued after it (package edge), sent
+// once they are in place (with live publishing, once uploaded); an export
+// that only recompressed files (quick siblings finished) purges nothing.
 package pipeline
 
 import (
@@ -28,6 +33,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/edge"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site/clock"
 )
@@ -61,6 +67,7 @@ type Enqueued struct {
 type Config struct {
 	Events EventQueue    // nil: no ready events are queued
 	Live   *publish.Live // nil: nothing is published live
+	Edge   *edge.Edge    // nil: no CDN is purged
 	// EnqueueRetry: see DefaultEnqueueRetry (used when zero).
 	EnqueueRetry time.Duration
 	// FailedRetry: see DefaultFailedRetry (used when zero).
@@ -94,9 +101,15 @@ func New(cfg Config) *Pipeline {
 	return &Pipeline{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, unsent: map[string]bool{}}
 }
 
-// Run publishes live until ctx ends; without Live it only waits. It
-// returns nil when ctx ends.
+// Run publishes live and purges the edge until ctx ends; without either
+// it only waits. It returns nil when ctx ends, or the permanent failure
+// that stopped live publishing (publish.LiveConfig.FailPermanent).
 func (p *Pipeline) Run(ctx context.Context) error {
+	if p.cfg.Edge != nil {
+		done := make(chan struct{})
+		go func() { p.cfg.Edge.Run(ctx); close(done) }()
+		defer func() { <-done }()
+	}
 	if p.cfg.Live == nil {
 		<-ctx.Done()
 		return nil
@@ -104,13 +117,18 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	return p.cfg.Live.Run(ctx)
 }
 
-// Idle waits until every recorded change is in the bucket, or ctx ends,
-// and returns how many guides are still pending.
+// Idle waits until every recorded change is in the bucket and every purge
+// it owes is sent, or ctx ends, and returns how many guides (and purges)
+// are still pending.
 func (p *Pipeline) Idle(ctx context.Context) int {
-	if p.cfg.Live == nil {
-		return 0
+	n := 0
+	if p.cfg.Live != nil {
+		n += p.cfg.Live.Idle(ctx)
 	}
-	return p.cfg.Live.Idle(ctx)
+	if p.cfg.Edge != nil {
+		n += p.cfg.Edge.Idle(ctx)
+	}
+	return n
 }
 
 // ExportGuide runs export (one guide's export or removal) between an
@@ -121,20 +139,20 @@ func (p *Pipeline) Idle(ctx context.Context) int {
 // taken back what it did not reach, and the guide shows less until it
 // succeeds), never for a rejected bundle (its next change tries again).
 func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.GuideResult, error)) (*exporter.GuideResult, time.Time, error) {
-	done, err := p.exporting(ctx)
+	run, err := p.exporting(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	res, err := export()
 	if res == nil {
-		done(err == nil)
+		run.done(err == nil)
 		return res, time.Time{}, err
 	}
 	// A failed or rejected export lists what it wrote before it stopped
 	// (a file it did not finish was never renamed into place): recorded,
 	// its intent can go.
-	p.record(*res)
-	done(true)
+	run.record(*res)
+	run.done(true)
 	if err != nil {
 		var rejected *bundle.Error
 		if ctx.Err() != nil || errors.As(err, &rejected) {
@@ -154,14 +172,14 @@ func (p *Pipeline) ExportGuide(ctx context.Context, export func() (*exporter.Gui
 // webhook, so this queues only an event lost when a process stopped
 // between an export and its queueing.
 func (p *Pipeline) ExportAll(ctx context.Context, export func(each func(exporter.GuideResult)) (*exporter.Report, error)) (*exporter.Report, []time.Time, error) {
-	done, err := p.exporting(ctx)
+	run, err := p.exporting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := export(p.record)
+	rep, err := export(run.record)
 	// An interrupted export may have written files of a guide it did not
 	// finish: its intent stays, and the next start reconciles.
-	done(rep != nil && err == nil)
+	run.done(rep != nil && err == nil)
 	if err != nil {
 		return rep, nil, err
 	}
@@ -199,34 +217,71 @@ func (p *Pipeline) Failed() []string {
 	return out
 }
 
-// exporting records an intent before an export; done(finished) releases
-// it when the export finished and what it changed was given to record
-// (the live publisher removes it once that is saved).
-func (p *Pipeline) exporting(ctx context.Context) (done func(finished bool), err error) {
-	if p.cfg.Live == nil {
-		return func(bool) {}, nil
-	}
-	release, err := p.cfg.Live.Exporting(ctx, "")
-	if err != nil {
-		return nil, errors.Join(errors.New("live publishing: cannot record the export's intent; check that the private tree is writable"), err)
-	}
-	return func(finished bool) {
-		if finished {
-			release()
-		}
-	}, nil
+// exportRun is one export between its intents and their release.
+type exportRun struct {
+	p       *Pipeline
+	release func()
+	owed    *edge.Owed
 }
 
-// record queues res's changed public files for upload. They are queued
-// even when the outbox cannot be written: they are uploaded from memory,
-// the write is tried again, and the export's intent stays until then.
-func (p *Pipeline) record(res exporter.GuideResult) {
-	if p.cfg.Live == nil {
+// exporting records the intents before an export: live publishing's, and
+// the purge it owes the edge.
+func (p *Pipeline) exporting(ctx context.Context) (*exportRun, error) {
+	run := &exportRun{p: p, release: func() {}}
+	if p.cfg.Live != nil {
+		release, err := p.cfg.Live.Exporting(ctx, "")
+		if err != nil {
+			return nil, errors.Join(errors.New("live publishing: cannot record the export's intent; check that the private tree is writable"), err)
+		}
+		run.release = release
+	}
+	if p.cfg.Edge != nil {
+		owed, err := p.cfg.Edge.Owe()
+		if err != nil {
+			run.release()
+			return nil, errors.Join(errors.New("purging the edge: cannot record the purge the export owes; check that the private tree is writable"), err)
+		}
+		run.owed = owed
+	}
+	return run, nil
+}
+
+// done releases the intents when the export finished and what it changed
+// was given to record (the live publisher removes its intent once that is
+// saved); an export that did not finish keeps them, so that the next start
+// reconciles the bucket and purges everything.
+func (r *exportRun) done(finished bool) {
+	if !finished {
 		return
 	}
-	if err := p.cfg.Live.Record(res); err != nil {
-		p.log.Error("changes not saved in the outbox: uploading them from memory and trying the write again; a crash before then makes the next start reconcile the bucket with the tree",
-			"folder", res.Folder, "guide", res.GuideID, "error", err.Error())
+	r.release()
+	if r.owed != nil {
+		if err := r.owed.Release(); err != nil {
+			r.p.log.Error("purge record not released: the next start purges everything at the edge", "error", err.Error())
+		}
+	}
+}
+
+// record queues res's changed public files for upload, and the purge of
+// the public ids they are under. The files are queued even when the outbox
+// cannot be written: they are uploaded from memory, the write is tried
+// again, and the export's intent stays until then. A purge that cannot be
+// saved keeps the export's purge record, so that the next start purges
+// everything.
+func (r *exportRun) record(res exporter.GuideResult) {
+	if r.p.cfg.Live != nil {
+		if err := r.p.cfg.Live.Record(res); err != nil {
+			r.p.log.Error("changes not saved in the outbox: uploading them from memory and trying the write again; a crash before then makes the next start reconcile the bucket with the tree",
+				"folder", res.Folder, "guide", res.GuideID, "error", err.Error())
+		}
+	}
+	if r.owed == nil || res.Recompressed {
+		return
+	}
+	if ids := res.ChangedIDs(); len(ids) > 0 {
+		if err := r.owed.Record(edge.Change{GuideID: res.GuideID, Folder: res.Folder, IDs: ids}); err != nil {
+			r.p.log.Error("purge not saved: the next start purges everything at the edge", "folder", res.Folder, "guide", res.GuideID, "error", err.Error())
+		}
 	}
 }
 
