@@ -46,8 +46,10 @@ func nodeClient(t *testing.T) string {
 // third-party client (testdata/oauthclient/flow.mjs): discovery,
 // authorization without state and with a short one (sign-in and consent
 // in its own cookie-keeping browser), the code exchange with PKCE and
-// client_secret_basic, a Portal API call, a refresh, a revocation and a
-// reused refresh token. Any deviation from the RFCs that such a client
+// client_secret_basic, a Portal API call, a refresh, a revocation, a
+// reused refresh token, and the Portal API's Bearer challenges (a revoked
+// token: invalid_token; a token without guide.events:
+// insufficient_scope) as the client parses them. Any deviation from the RFCs that such a client
 // checks fails it.
 func TestOAuthStrictClient(t *testing.T) {
 	dir := nodeClient(t)
@@ -59,7 +61,8 @@ func TestOAuthStrictClient(t *testing.T) {
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(),
 			"ISSUER="+e.http.URL, "CLIENT_ID="+e.clientID, "CLIENT_SECRET="+e.app.ClientSecret,
-			"REDIRECT_URI="+e.app.RedirectURL, "OWNER=alice", "PASSWORD="+alicePassword, "SCOPE=guide.events")
+			"REDIRECT_URI="+e.app.RedirectURL, "OWNER=alice", "PASSWORD="+alicePassword, "SCOPE=guide.events",
+			"NARROW_SCOPE=guide.list")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {

@@ -1,12 +1,15 @@
 // Drives guidepub's authorization server with oauth4webapi, a strict,
 // spec-conformant OAuth 2.0 client: discovery (RFC 8414), authorization
 // with PKCE and sign-in and consent, the code exchange, the Portal API, a
-// refresh, a revocation (RFC 7009). The sidecar's tests run it with node
+// refresh, a revocation (RFC 7009), and the Portal API's RFC 6750
+// challenges (a revoked token, a token without the scope a request
+// needs) read by the client's own parser. The sidecar's tests run it with node
 // (sidecar/oauth_client_test.go); every step that a strict client refuses
 // fails it with a message on standard error and exit status 1.
 //
 // Input, from the environment: ISSUER, CLIENT_ID, CLIENT_SECRET,
-// REDIRECT_URI, OWNER, PASSWORD, SCOPE.
+// REDIRECT_URI, OWNER, PASSWORD, SCOPE (what the Portal API needs), and
+// NARROW_SCOPE (another scope of the app, without SCOPE's).
 import * as oauth from 'oauth4webapi';
 
 const env = (name) => {
@@ -56,7 +59,7 @@ function pageForm(html) {
 
 // authorize runs the owner's part in the browser and returns the URL the
 // browser is sent back to.
-async function authorize(url) {
+async function authorize(url, grant = scope) {
   let res = await browse(url);
   if (res.status === 303 && new URL(res.headers.get('location'), issuer).pathname === '/oauth/signin') {
     res = await browse(new URL(res.headers.get('location'), issuer));
@@ -70,7 +73,7 @@ async function authorize(url) {
   if (res.status !== 200) fail(`consent page answered ${res.status}`);
   const { fields, action } = pageForm(await res.text());
   fields.set('decision', 'allow');
-  for (const s of scope.split(' ')) fields.append('grant', s);
+  for (const s of grant.split(' ')) fields.append('grant', s);
   res = await browse(action, { method: 'POST', body: fields });
   if (res.status !== 303) fail(`consent answered ${res.status}`);
   return new URL(res.headers.get('location'));
@@ -82,6 +85,42 @@ async function portal(accessToken) {
     headers: { 'X-Svc-App-Id': client.client_id, 'X-Svc-App-Token': accessToken },
   });
   return { status: res.status, body: await res.text() };
+}
+
+// grant runs one authorization (no state) for scope, and the code
+// exchange, and returns the tokens.
+async function grant(as, grantScope) {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(as.authorization_endpoint);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', client.client_id);
+  url.searchParams.set('redirect_uri', redirectUri);
+  url.searchParams.set('scope', grantScope);
+  url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+  const params = oauth.validateAuthResponse(as, client, await authorize(url, grantScope), oauth.expectNoState);
+  const res = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, redirectUri, verifier, insecure);
+  return oauth.processAuthorizationCodeResponse(as, client, res);
+}
+
+// expectChallenge calls the Portal API with accessToken as a bearer token
+// (oauth4webapi's protectedResourceRequest) and checks that it is refused
+// with status and an RFC 6750 Bearer challenge of error (and of
+// wantScope, when given), as the client parses it.
+async function expectChallenge(accessToken, status, error, wantScope) {
+  const url = new URL('/api/v1/guides/gNONE/events/ready/object', issuer);
+  try {
+    await oauth.protectedResourceRequest(accessToken, 'GET', url, new Headers(), null, insecure);
+    fail(`Portal API answered without a challenge, want ${status} ${error}`);
+  } catch (err) {
+    if (!(err instanceof oauth.WWWAuthenticateChallengeError)) throw err;
+    const [c] = err.cause;
+    if (err.response.status !== status || c?.scheme !== 'bearer' || c.parameters.error !== error ||
+      (wantScope && c.parameters.scope !== wantScope)) {
+      fail(`Portal API: ${err.response.status} ${JSON.stringify(err.cause)}, want ${status} and a Bearer challenge of ${error}`);
+    }
+    step('challenge', `${status} ${error}`);
+  }
 }
 
 async function main() {
@@ -127,6 +166,11 @@ async function main() {
   p = await portal(fresh.access_token);
   if (p.status !== 401) fail(`Portal API with a revoked access token: ${p.status}`);
   step('revocation');
+  await expectChallenge(fresh.access_token, 401, 'invalid_token');
+
+  // A token without the scope the Portal API needs.
+  const narrow = await grant(as, env('NARROW_SCOPE'));
+  await expectChallenge(narrow.access_token, 403, 'insufficient_scope', scope);
 
   // A refused request reaches the client as an error it can read.
   const reused = await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token, insecure);
