@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/guidepub/guidepub/exporter"
+	"github.com/guidepub/guidepub/exporter/edge"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site"
@@ -58,7 +63,7 @@ Examples:
    guidepub publish --from public --to 's3://my-bucket?region=eu-west-1' --encoding br
    guidepub publish --from public --private private --to 's3://my-bucket?region=eu-west-1'
    guidepub publish --from public --to gs://my-bucket --prefix site/`,
-		Flags:  publishFlags(),
+		Flags:  append(publishFlags(), purgeFlags()...),
 		Action: e.runPublish,
 	}
 }
@@ -108,7 +113,7 @@ func (e *env) runPublish(c *cli.Context) error {
 	if recs != nil {
 		cfg.KnownDigest, cfg.Withdrawn = publish.RecordedDigests(recs...), publish.RecordedWithdrawals(recs...)
 	}
-	cfg.PagesAsObjects = c.Bool("pages-as-objects")
+	cfg.PagesAsObjects, cfg.EdgeTTL = c.Bool("pages-as-objects"), c.Duration("edge-ttl")
 	if cfg.PagesAsObjects && strings.HasPrefix(to, "file:") {
 		return usagef("--pages-as-objects: a file:// bucket cannot hold a key that is also a folder; leave the flag out")
 	}
@@ -122,14 +127,52 @@ func (e *env) runPublish(c *cli.Context) error {
 	if err := validConfig(cfg.Validate()); err != nil {
 		return err
 	}
+	purges, closeEdge, err := e.openPublishEdge(c)
+	if err != nil {
+		return err
+	}
+	defer closeEdge()
 	rep, err := publish.Publish(c.Context, cfg)
 	if rep != nil {
 		fmt.Fprintln(e.stdout, rep.Summary())
+	}
+	if rep != nil && !rep.DryRun && rep.Uploaded+rep.Deleted > 0 && purges != nil {
+		// Publish compares a whole tree with a whole bucket and does not
+		// keep which guide an object belongs to: everything is purged.
+		if perr := purgeAllAfter(c, purges, e.stdout); perr != nil {
+			return errors.Join(err, perr)
+		}
 	}
 	if err != nil {
 		return publish.RedactError(err, to) // it says "publish: …"
 	}
 	return nil
+}
+
+// openPublishEdge is openEdge for publish, whose queue is in --private
+// (required with --purge).
+func (e *env) openPublishEdge(c *cli.Context) (*edge.Edge, func(), error) {
+	if c.String("purge") == "" {
+		return nil, func() {}, nil
+	}
+	if c.String("private") == "" {
+		return nil, nil, usagef("--purge needs --private: the purges owed wait there until the CDN takes them")
+	}
+	cfg := exporter.Config{PrivateDir: filepath.Clean(c.String("private"))}
+	return e.openEdge(c, cfg, newLogger(e.stderr, slog.LevelWarn), nil)
+}
+
+// purgeAllAfter queues a purge of everything and waits for the CDN to
+// take it (waitPurges).
+func purgeAllAfter(c *cli.Context, purges *edge.Edge, stdout io.Writer) error {
+	if err := purges.PurgeAll(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	done := make(chan struct{})
+	go func() { purges.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	return waitPurges(c, purges, filepath.Join(c.String("private"), site.PurgesDir), stdout)
 }
 
 // exportRecords returns the records of the export in the private tree

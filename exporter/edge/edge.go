@@ -208,30 +208,50 @@ func (e *Edge) save(en *entry) error {
 	return nil
 }
 
-// Exporting records, before an export touches the tree, that a purge of
-// what it changes is owed, and returns the function to call with what it
-// changed once it is done. That saves the purge (split into entries the
-// CDN takes in one request each) and releases the record; a purge that
-// cannot be saved keeps the record, so that a restart purges everything,
-// and is returned as an error. It returns an error when the record cannot
-// be written.
-func (e *Edge) Exporting() (done func(Change) error, err error) {
-	owed := fmt.Sprintf("%s%s-%06d", owedPrefix, e.proc, e.seq.Add(1))
-	if err := e.dir.Write(owed, nil); err != nil {
+// Owed is a purge owed for an export under way: its record stays in the
+// queue folder until Release, so that a process that dies before it makes
+// the next one purge everything.
+type Owed struct {
+	e      *Edge
+	name   string
+	failed atomic.Bool
+}
+
+// Owe records, before an export touches the tree, that a purge of what
+// it changes is owed. It returns an error when the record cannot be
+// written (the export must not start then).
+func (e *Edge) Owe() (*Owed, error) {
+	name := fmt.Sprintf("%s%s-%06d", owedPrefix, e.proc, e.seq.Add(1))
+	if err := e.dir.Write(name, nil); err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
-	return func(c Change) error {
-		ids := slices.Compact(slices.Sorted(slices.Values(c.IDs)))
-		for chunk := range slices.Chunk(ids, max(1, e.cfg.Purger.Limits().IDs)) {
-			if err := e.save(&entry{GuideID: c.GuideID, Folder: c.Folder, IDs: chunk}); err != nil {
-				return err
-			}
+	return &Owed{e: e, name: name}, nil
+}
+
+// Record saves the purge of what one guide's export changed, split into
+// entries the CDN takes in one request each. A purge that cannot be saved
+// is returned as an error, and the record then stays at Release.
+func (o *Owed) Record(c Change) error {
+	ids := slices.Compact(slices.Sorted(slices.Values(c.IDs)))
+	for chunk := range slices.Chunk(ids, max(1, o.e.cfg.Purger.Limits().IDs)) {
+		if err := o.e.save(&entry{GuideID: c.GuideID, Folder: c.Folder, IDs: chunk}); err != nil {
+			o.failed.Store(true)
+			return err
 		}
-		if err := e.dir.Remove(owed); err != nil {
-			return fmt.Errorf("edge: %w", err)
-		}
+	}
+	return nil
+}
+
+// Release removes the record once the export is done and every Record
+// saved its purge; else it stays, and the next start purges everything.
+func (o *Owed) Release() error {
+	if o.failed.Load() {
 		return nil
-	}, nil
+	}
+	if err := o.e.dir.Remove(o.name); err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
+	return nil
 }
 
 // PurgeAll queues a purge of everything (after a full publish).

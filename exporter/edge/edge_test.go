@@ -58,11 +58,14 @@ func idle(t *testing.T, e *Edge) {
 // record records, as exports do, that guide g changed ids.
 func record(t *testing.T, e *Edge, g string, ids ...string) {
 	t.Helper()
-	done, err := e.Exporting()
+	owed, err := e.Owe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := done(Change{GuideID: g, Folder: g, IDs: ids}); err != nil {
+	if err := owed.Record(Change{GuideID: g, Folder: g, IDs: ids}); err != nil {
+		t.Fatal(err)
+	}
+	if err := owed.Release(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -208,7 +211,7 @@ func TestCrashOwesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	record(t, e, "g1", "vSAVED")
-	if _, err := e.Exporting(); err != nil { // the export that never finishes
+	if _, err := e.Owe(); err != nil { // the export that never finishes
 		t.Fatal(err)
 	}
 	e.Close() // killed: nothing sent
