@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,6 +31,12 @@ func purgesDir(cfg exporter.Config) string {
 	return filepath.Join(cfg.PrivateDir, site.PurgesDir)
 }
 
+// treeOriginLag is how long a purge waits when the CDN reads the tree
+// through an origin server: guidepub serve sees a renamed file up to
+// 300 ms after the rename (its watcher gathers a burst of renames), and a
+// purge before then would let the edge fetch and keep the old file.
+const treeOriginLag = time.Second
+
 // openEdge returns the purge queue of the --purge CDN (nil without
 // --purge) and a function that releases it. With live, a guide's purges
 // wait until its files are in the bucket. It waits while another process
@@ -46,7 +53,9 @@ func (e *env) openEdge(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 	}
 	ecfg := edge.Config{Dir: purgesDir(cfg), Purger: purger, Clock: e.clock, Logger: logger}
 	if live != nil {
-		ecfg.Settled = live.Settled
+		ecfg.Settled = live.Settled // the bucket reads as written once uploaded
+	} else {
+		ecfg.Delay = treeOriginLag
 	}
 	q, err := edge.Open(c.Context, ecfg)
 	if err != nil {

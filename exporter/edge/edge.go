@@ -49,6 +49,11 @@ type Config struct {
 	// object again). guideID and folder both empty ask whether everything
 	// is. nil: always (the CDN reads the tree).
 	Settled func(guideID, folder string) bool
+	// Delay is how long a purge waits after its change was saved: the
+	// time the origin may take to serve the change (guidepub serve sees a
+	// renamed file up to 300 ms later; a purge before then would let the
+	// edge cache the old file again). 0: none.
+	Delay time.Duration
 	// RetryMin and RetryMax bound the wait before a purge that failed is
 	// sent again: it doubles from RetryMin (1 s) to RetryMax (1 min), or
 	// is what the CDN asked for when longer.
@@ -67,10 +72,11 @@ type Change struct {
 // entry is one purge owed, as stored in the queue's folder.
 type entry struct {
 	name    string
-	GuideID string   `json:"guide,omitempty"`
-	Folder  string   `json:"folder,omitempty"`
-	IDs     []string `json:"ids,omitempty"`
-	All     bool     `json:"all,omitempty"`
+	At      time.Time `json:"at"`
+	GuideID string    `json:"guide,omitempty"`
+	Folder  string    `json:"folder,omitempty"`
+	IDs     []string  `json:"ids,omitempty"`
+	All     bool      `json:"all,omitempty"`
 }
 
 // Edge is the queue of purges owed to one CDN, and what sends them. It is
@@ -193,7 +199,8 @@ func (e *Edge) load() error {
 // save writes en under a new name, after the entries there are, and
 // appends it to the queue.
 func (e *Edge) save(en *entry) error {
-	en.name = fmt.Sprintf("%s%020d-%s-%06d%s", entryPrefix, e.clock.Now().UnixNano(), e.proc, e.seq.Add(1), entrySuffix)
+	en.At = e.clock.Now()
+	en.name = fmt.Sprintf("%s%020d-%s-%06d%s", entryPrefix, en.At.UnixNano(), e.proc, e.seq.Add(1), entrySuffix)
 	data, err := json.Marshal(en)
 	if err != nil {
 		return err
@@ -325,6 +332,9 @@ func (e *Edge) nextBatch() (*batch, time.Duration) {
 // settled reports whether en's files are where the CDN reads them; e.mu
 // is held.
 func (e *Edge) settled(en *entry) bool {
+	if e.clock.Now().Before(en.At.Add(e.cfg.Delay)) {
+		return false
+	}
 	if e.cfg.Settled == nil {
 		return true
 	}

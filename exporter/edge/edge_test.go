@@ -282,3 +282,24 @@ func TestParse(t *testing.T) {
 	}
 	_ = http.MethodPost
 }
+
+// TestPurgeWaitsForOrigin: with a Delay (an origin that sees a change
+// late), a purge is sent no sooner than that after its change.
+func TestPurgeWaitsForOrigin(t *testing.T) {
+	srv := newCDN(t, varnishPurge)
+	p, _ := Parse("varnish+"+srv.URL, nil)
+	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Purger: p, Delay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done; e.Close() }()
+	start := time.Now()
+	record(t, e, "g1", "vHIDE")
+	idle(t, e)
+	if took := time.Since(start); took < 300*time.Millisecond || len(srv.purged) != 1 {
+		t.Errorf("purged %q after %v, want one purge no sooner than 300ms", srv.purged, took)
+	}
+}
