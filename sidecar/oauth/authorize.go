@@ -137,7 +137,7 @@ func repeated(form url.Values, except ...string) string {
 // errRepeated is the invalid_request of a request that sent param more
 // than once (RFC 6749 §3.1, §3.2).
 func errRepeated(param string) error {
-	return fosite.ErrInvalidRequest.WithHintf("The %s parameter was sent more than once (RFC 6749 section 3.1).", param)
+	return fosite.ErrInvalidRequest.WithHintf("The %s parameter was sent more than once (RFC 6749 sections 3.1 and 3.2).", param)
 }
 
 // stateStandIn replaces a state shorter than fosite's minimum while fosite
