@@ -240,13 +240,26 @@ func serveFlags() []cli.Flag {
 			Usage: "media files up to this many bytes are cached; larger ones stream from disk"},
 		&cli.DurationFlag{Name: "poll", Value: def.Poll, EnvVars: envVars("poll"),
 			Usage: "do not watch --dir; check a cached file against it once it is older than this (network file systems, huge trees); 0 watches"},
+		edgeTTLFlag(),
 	}
+}
+
+// edgeTTLFlag is --edge-ttl of serve and of the commands that publish to
+// a bucket (site.FileHeaders).
+func edgeTTLFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "edge-ttl", EnvVars: envVars("edge-ttl"),
+		Usage: "how long a CDN keeps the files of a view: Surrogate-Control and CDN-Cache-Control max-age and s-maxage " +
+			"(the browser's max-age is unchanged); only safe when every change is purged at the edge, or a hidden view stays there that long; " +
+			"0: CDNs follow Cache-Control"}
 }
 
 func printConfigFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "print-config", Usage: "print a configuration instead of serving: " + strings.Join(serve.ConfigKinds, ", ")},
 		stringFlag("sidecar", "", "with --print-config: host:port of the sidecar for /api/ and /private/"),
+		&cli.StringSliceFlag{Name: "purge-acl", EnvVars: envVars("purge-acl"),
+			Usage: "with --print-config varnish: addresses and CIDR ranges (comma-separated) Varnish accepts purges from " +
+				"(default: " + strings.Join(serve.DefaultPurgeACL, ",") + ")"},
 	}
 }
 
@@ -270,6 +283,7 @@ func publishFlags() []cli.Flag {
 			Usage: "with --private: the export ran as --shard i/N; read the records of all N shards"},
 		&cli.BoolFlag{Name: "rehash", Usage: "with --private: read every local file anyway", EnvVars: envVars("rehash")},
 		pagesAsObjectsFlag(),
+		edgeTTLFlag(),
 	}
 }
 

@@ -32,6 +32,7 @@ func livePublishFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "publish-retry-max", Value: def.RetryMax, EnvVars: envVars("publish-retry-max"),
 			Usage: "longest wait between tries of a failed upload (they double from 250ms)"},
 		pagesAsObjectsFlag(),
+		edgeTTLFlag(),
 	}
 }
 
@@ -79,7 +80,7 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 	lcfg := publish.DefaultLiveConfig()
 	lcfg.From, lcfg.FromDir = afero.NewOsFs(), cfg.OutDir
 	lcfg.Bucket, lcfg.Prefix, lcfg.Encoding = bucket, c.String("publish-prefix"), enc
-	lcfg.PagesAsObjects = c.Bool("pages-as-objects")
+	lcfg.PagesAsObjects, lcfg.EdgeTTL = c.Bool("pages-as-objects"), c.Duration("edge-ttl")
 	lcfg.RetryMax = c.Duration("publish-retry-max")
 	if cfg.Shards > 1 {
 		// Shards publish disjoint guides: they need not wait for each other.

@@ -28,14 +28,23 @@ text/html), a JSON body for anything else. Nothing is read at start: documents a
 within --cache-bytes as they are asked for, larger media stream from disk,
 and a change of the tree drops what it touched from the cache.
 
+Every answer for a path of a view (its documents, pages, media, and the
+404 of a missing file under it) names the view's surrogate key,
+guidepub-<id>, in xkey (Varnish), Surrogate-Key (Fastly) and Cache-Tag
+(Cloudflare), so that a purge by key takes them all out of a CDN.
+--edge-ttl lets the CDN keep them longer than browsers do.
+
 With --print-config nginx|caddy|headers it writes the same rules for another
 web server to standard output and exits; --sidecar adds the routes that send
-/api/ and /private/ to the sidecar.
+/api/ and /private/ to the sidecar. --print-config varnish writes a VCL for
+Varnish (with the xkey vmod) in front of guidepub serve at --addr: files kept
+--edge-ttl (a day when 0), purges by key from --purge-acl.
 
 Examples:
    guidepub serve --dir public --addr 127.0.0.1:8080
    curl -H 'Accept-Encoding: br' http://127.0.0.1:8080/<viewId>/data/summary --compressed
-   guidepub serve --dir /srv/guidepub/public --print-config nginx --sidecar 127.0.0.1:9090 > guidepub.conf`,
+   guidepub serve --dir /srv/guidepub/public --print-config nginx --sidecar 127.0.0.1:9090 > guidepub.conf
+   guidepub serve --addr 127.0.0.1:8080 --edge-ttl 24h --print-config varnish > /etc/varnish/default.vcl`,
 		Flags:  flags(serveFlags(), addrFlag("127.0.0.1:8080"), printConfigFlags(), serverFlags(httpserver.Default())),
 		Action: e.runServe,
 	}
@@ -55,7 +64,7 @@ func (e *env) runServe(c *cli.Context) error {
 	}
 	cfg := serve.DefaultConfig()
 	cfg.CacheBytes, cfg.SmallFileLimit = c.Int64("cache-bytes"), c.Int64("small-file-limit")
-	cfg.Poll = c.Duration("poll")
+	cfg.Poll, cfg.EdgeTTL = c.Duration("poll"), c.Duration("edge-ttl")
 	if err := validConfig(cfg.Validate()); err != nil {
 		return err
 	}
@@ -103,13 +112,21 @@ func (e *env) printServeConfig(c *cli.Context, kind, dir string) error {
 	if !slices.Contains(serve.ConfigKinds, kind) {
 		return usagef("--print-config: want one of %s", strings.Join(serve.ConfigKinds, ", "))
 	}
-	if dir == "" && kind != "headers" {
+	if dir == "" && kind != "headers" && kind != "varnish" {
 		return usagef("--dir is required")
 	}
 	if dir != "" {
 		dir = cleanAbs(dir)
 	}
-	err := serve.WriteConfig(e.stdout, kind, serve.ConfigOptions{Dir: dir, Listen: c.String("addr"), Sidecar: c.String("sidecar")})
+	if c.Duration("edge-ttl") < 0 {
+		return usagef("--edge-ttl must not be negative")
+	}
+	var acl []string
+	for _, a := range c.StringSlice("purge-acl") {
+		acl = append(acl, strings.Split(a, ",")...)
+	}
+	err := serve.WriteConfig(e.stdout, kind, serve.ConfigOptions{Dir: dir, Listen: c.String("addr"), Sidecar: c.String("sidecar"),
+		EdgeTTL: c.Duration("edge-ttl"), PurgeACL: acl})
 	if err != nil {
 		return usagef("%v", err)
 	}

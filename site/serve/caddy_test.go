@@ -24,15 +24,23 @@ import (
 // off the admin port), and returns its base URL.
 func startCaddyConfig(t *testing.T, root string) string {
 	t.Helper()
+	return startCaddyWith(t, ConfigOptions{Dir: root})
+}
+
+// startCaddyWith is startCaddyConfig for the options opts, on a free
+// address.
+func startCaddyWith(t *testing.T, opts ConfigOptions) string {
+	t.Helper()
 	bin, err := exec.LookPath("caddy")
 	if err != nil {
 		fixtures.Missing(t, "Caddy", "install the Debian package caddy (apt-get install caddy)")
 	}
 	dir := t.TempDir()
 	addr := freeAddr(t)
+	opts.Listen = addr
 	var conf bytes.Buffer
 	conf.WriteString("{\n\tadmin off\n}\n")
-	if err := WriteConfig(&conf, "caddy", ConfigOptions{Dir: root, Listen: addr}); err != nil {
+	if err := WriteConfig(&conf, "caddy", opts); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "Caddyfile")

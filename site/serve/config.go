@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/viewpage"
@@ -16,34 +17,54 @@ import (
 // ConfigOptions are the deployment facts a printed configuration needs.
 type ConfigOptions struct {
 	Dir     string // absolute path of the exported public tree
-	Listen  string // host:port (or :port) the web server listens on
+	Listen  string // host:port (or :port) the web server listens on; for "varnish", the address of guidepub serve
 	Sidecar string // host:port of the sidecar for site.SidecarRoutes; empty: no proxy routes
+	// EdgeTTL is Config.EdgeTTL of the server the configuration stands
+	// for: nginx and Caddy send the same edge headers; Varnish keeps
+	// files this long (DefaultVarnishTTL when zero).
+	EdgeTTL time.Duration
+	// PurgeACL lists the addresses and CIDR ranges Varnish accepts purges
+	// from (DefaultPurgeACL when empty); the other kinds ignore it.
+	PurgeACL []string
 }
 
 // ConfigKinds lists the kinds WriteConfig accepts.
-var ConfigKinds = []string{"nginx", "caddy", "headers", "404"}
+var ConfigKinds = []string{"nginx", "caddy", "varnish", "headers", "404"}
 
 // WriteConfig writes the serving rules of Server for another web server:
-// "nginx" (a server block for the http context), "caddy" (a Caddyfile site
-// block), "headers" (a _headers file for Netlify or Cloudflare Pages) or
-// "404" (the HTML 404 page, for hosts that serve a 404.html). The first
-// three are the templates nginx.conf.tmpl, Caddyfile.tmpl and headers.tmpl
-// of this folder. It returns an error for an unknown kind, invalid options,
-// or a failed write.
+// "nginx" (a server block, and the map of surrogate keys, for the http
+// context), "caddy" (a Caddyfile site block), "varnish" (a VCL 4.1 file
+// for Varnish in front of guidepub serve at opts.Listen), "headers" (a
+// _headers file for Netlify or Cloudflare Pages) or "404" (the HTML 404
+// page, for hosts that serve a 404.html). All but the last are the
+// templates nginx.conf.tmpl, Caddyfile.tmpl, varnish.vcl.tmpl and
+// headers.tmpl of this folder. It returns an error for an unknown kind,
+// invalid options, or a failed write.
 func WriteConfig(w io.Writer, kind string, opts ConfigOptions) error {
 	if kind != "headers" && kind != "404" {
-		if opts.Dir == "" || opts.Listen == "" {
+		if (opts.Dir == "" && kind != "varnish") || opts.Listen == "" {
 			return fmt.Errorf("serve: a %s configuration needs the tree's folder and a listen address", kind)
 		}
-		for _, v := range []string{opts.Dir, opts.Listen, opts.Sidecar} {
+		for _, v := range append([]string{opts.Dir, opts.Listen, opts.Sidecar}, opts.PurgeACL...) {
 			if strings.ContainsAny(v, "\"'`;{}\n\r\\$ \t") {
 				return fmt.Errorf("serve: %q cannot be written safely into a %s configuration", v, kind)
 			}
 		}
 	}
+	if opts.EdgeTTL < 0 {
+		return fmt.Errorf("serve: negative edge TTL %s", opts.EdgeTTL)
+	}
 	switch kind {
-	case "nginx", "caddy", "headers":
-		return configTemplates.ExecuteTemplate(w, configTemplateNames[kind], newConfigData(opts))
+	case "nginx", "caddy", "headers", "varnish":
+		d := newConfigData(opts)
+		if kind == "varnish" {
+			v, err := newVarnishData(opts)
+			if err != nil {
+				return err
+			}
+			d.Varnish = &v
+		}
+		return configTemplates.ExecuteTemplate(w, configTemplateNames[kind], d)
 	case "404":
 		_, err := w.Write(viewpage.NotFound)
 		return err
@@ -116,17 +137,17 @@ func sortedMediaTypes() (types []string, exts map[string][]string) {
 // configTemplateFiles holds the text WriteConfig prints for each kind but
 // "404", as templates of a configData.
 //
-//go:embed nginx.conf.tmpl Caddyfile.tmpl headers.tmpl
+//go:embed nginx.conf.tmpl Caddyfile.tmpl varnish.vcl.tmpl headers.tmpl
 var configTemplateFiles embed.FS
 
 // configTemplateNames names the file of configTemplateFiles of each kind.
-var configTemplateNames = map[string]string{"nginx": "nginx.conf.tmpl", "caddy": "Caddyfile.tmpl", "headers": "headers.tmpl"}
+var configTemplateNames = map[string]string{"nginx": "nginx.conf.tmpl", "caddy": "Caddyfile.tmpl", "varnish": "varnish.vcl.tmpl", "headers": "headers.tmpl"}
 
 // configTemplates are configTemplateFiles parsed, with the quoting
 // functions they call; a template that does not parse panics at start
 // (TestConfigGolden renders each).
 var configTemplates = template.Must(template.New("").
-	Funcs(template.FuncMap{"nginxString": nginxString, "caddyBacktick": caddyBacktick}).
+	Funcs(template.FuncMap{"nginxString": nginxString, "caddyBacktick": caddyBacktick, "encodingPattern": encodingPattern}).
 	ParseFS(configTemplateFiles, "*.tmpl"))
 
 // configData is what the templates of configTemplateFiles are rendered with:
@@ -152,6 +173,8 @@ type configData struct {
 	EmbeddedCSP, UnbrandedCSP       string
 	BrandedCSP, NotFoundCSP         string
 	NotFoundPage                    string // the HTML 404 page
+	Edge                            edgeData
+	Varnish                         *varnishData // for "varnish" only
 }
 
 // sidecarRoute is one of site.SidecarRoutes: a path, or with Prefix every
@@ -193,6 +216,7 @@ func newConfigData(o ConfigOptions) configData {
 		BrandedCSP:            viewpage.CSP(viewpage.Branded, ""),
 		NotFoundCSP:           viewpage.NotFoundCSP,
 		NotFoundPage:          string(viewpage.NotFound),
+		Edge:                  newEdgeData(o.EdgeTTL),
 	}
 	for _, route := range site.SidecarRoutes {
 		d.SidecarRoutes = append(d.SidecarRoutes, sidecarRoute{route, strings.HasSuffix(route, "/")})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the printed configurations under testdata/config")
@@ -26,15 +27,22 @@ var configCases = []struct {
 	{"compose", ConfigOptions{Dir: "/data/public", Listen: "8080", Sidecar: "sidecar:8080"}},
 	{"ipv6", ConfigOptions{Dir: "/tmp/TestCaddyParity123/001", Listen: "[::1]:8443", Sidecar: "[::1]:9090"}},
 	{"test-address", ConfigOptions{Dir: "/tmp/TestNginxParity/001/public", Listen: "127.0.0.1:41234"}},
+	{"edge-ttl", ConfigOptions{Dir: "/srv/public", Listen: "127.0.0.1:8080", Sidecar: "127.0.0.1:8081",
+		EdgeTTL: 2 * time.Hour, PurgeACL: []string{"10.0.0.0/8", "192.0.2.7", "2001:db8::/32"}}},
 }
 
+// varnishCases are the cases of configCases printed for Varnish too (it
+// reads no folder, and nginx's and Caddy's listen forms add nothing).
+var varnishCases = map[string]bool{"sidecar": true, "no-sidecar": true, "ipv6": true, "edge-ttl": true}
+
 // TestConfigGolden compares what WriteConfig prints, for nginx and Caddy
-// in every case of configCases and for the _headers file (which takes no
-// options), with testdata/config/<kind>-<case> (-update rewrites them).
+// in every case of configCases, for Varnish in varnishCases and for the
+// _headers file (which takes no options), with
+// testdata/config/<kind>-<case> (-update rewrites them).
 func TestConfigGolden(t *testing.T) {
-	for _, kind := range []string{"nginx", "caddy", "headers"} {
+	for _, kind := range []string{"nginx", "caddy", "varnish", "headers"} {
 		for _, c := range configCases {
-			if kind == "headers" && c.name != configCases[0].name {
+			if (kind == "headers" && c.name != configCases[0].name) || (kind == "varnish" && !varnishCases[c.name]) {
 				continue
 			}
 			t.Run(kind+"-"+c.name, func(t *testing.T) {
@@ -83,7 +91,8 @@ func firstLineDiff(want, got string) string {
 }
 
 // TestHostingExamples checks that the configurations docs/hosting.md
-// shows are what WriteConfig prints for the options its summaries name.
+// shows (nginx, Caddy, _headers and Varnish) are what WriteConfig prints
+// for the options its summaries name.
 func TestHostingExamples(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "hosting.md"))
 	if err != nil {
@@ -99,8 +108,9 @@ func TestHostingExamples(t *testing.T) {
 		{"```nginx\n", "nginx", docs},
 		{"```caddyfile\n", "caddy", docsPort},
 		{"```text\n", "headers", ConfigOptions{}},
+		{"```vcl\n", "varnish", ConfigOptions{Listen: "127.0.0.1:8080", Sidecar: "127.0.0.1:8081"}},
 	} {
-		_, shown, ok := strings.Cut(string(doc), ex.fence)
+		_, shown, ok := strings.Cut(string(doc), "\n"+ex.fence) // a fence that starts a line
 		shown, _, ok2 := strings.Cut(shown, "```")
 		if !ok || !ok2 {
 			t.Errorf("docs/hosting.md has no %q block", strings.TrimSpace(ex.fence))

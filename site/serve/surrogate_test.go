@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,75 @@ func TestSurrogateKeyHeaders(t *testing.T) {
 				for _, n := range []string{site.SurrogateControl, site.CDNCacheControl} {
 					if got := resp.Header.Get(n); got != edge {
 						t.Errorf("%s %q, want %q", n, got, edge)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSurrogateKeyParity serves one tree with guidepub serve, with Debian's
+// nginx and with Caddy configured by WriteConfig, and compares the key
+// and caching headers of every kind of answer: files of a public id, its
+// 404s for a browser and an API client, a redirect, a 405, the stylesheet
+// and paths of no public id. Caddy runs with an edge TTL, nginx without.
+func TestSurrogateKeyParity(t *testing.T) {
+	tt := newTestTree()
+	tt.media["v1/index.html"] = []byte("<p>branded</p>")
+	tt.media["u/v1/fr/index.html"] = []byte("<p>fr</p>")
+	tt.media["embed/alias/index.html"] = []byte("<p>embed</p>")
+	tt.docs[viewpage.StylesheetPath] = viewpage.Stylesheet()
+	root := osTree(t, tt)
+	const ttl = 3 * time.Hour
+	servers := []struct {
+		name      string
+		url, ours string
+	}{
+		{"nginx", startNginx(t, root), ""},
+		{"caddy", startCaddyWith(t, ConfigOptions{Dir: root, EdgeTTL: ttl}), ""},
+	}
+	_, plain, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig(noWatch))
+	_, edge, _ := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig(noWatch, func(c *Config) { c.EdgeTTL = ttl }))
+	servers[0].ours, servers[1].ours = plain.URL, edge.URL
+	noRedirect := *client
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	const browser = "text/html,*/*;q=0.8"
+	compared := append([]string{"Cache-Control", site.SurrogateControl, site.CDNCacheControl}, site.SurrogateKeyHeaders...)
+	for _, tc := range []struct {
+		method, path string
+		h            map[string]string
+		status       int
+	}{
+		{"GET", "/v1/data/summary", map[string]string{"Accept-Encoding": "gzip"}, 200},
+		{"HEAD", "/alias/data/status", nil, 200},
+		{"GET", "/v1", map[string]string{"Accept": browser}, 200},
+		{"GET", "/u/v1/fr", map[string]string{"Accept": browser}, 200},
+		{"GET", "/embed/alias", map[string]string{"Accept": browser}, 200},
+		{"GET", "/v1/doc/photo.jpg", map[string]string{"Range": "bytes=0-9"}, 206},
+		{"GET", "/v1/doc/plan.pdf", nil, 200},
+		{"GET", "/v1/doc/nothing.jpg", nil, 404},
+		{"GET", "/v1/doc/nothing.jpg", map[string]string{"Accept": browser}, 404},
+		{"GET", "/v9/data/status", nil, 404},
+		{"GET", "/embed/v9", map[string]string{"Accept": browser}, 404},
+		{"GET", "/v1/data/.tmp-x", nil, 404},
+		{"GET", "/v1/data/summary.br", nil, 404},
+		{"GET", "/v1/", nil, 301},
+		{"POST", "/v1/data/status", nil, 405},
+		{"GET", "/" + viewpage.StylesheetPath, nil, 200},
+		{"GET", "/" + site.AssetsDir + "/view.0123.css", nil, 404},
+		{"GET", "/u", nil, 404},
+		{"GET", "/", nil, 404},
+	} {
+		for _, srv := range servers {
+			t.Run(fmt.Sprint(srv.name, " ", tc.method, " ", tc.path, " ", tc.h), func(t *testing.T) {
+				ours, _ := do(t, &noRedirect, tc.method, srv.ours+tc.path, tc.h)
+				theirs, _ := do(t, &noRedirect, tc.method, srv.url+tc.path, tc.h)
+				if ours.StatusCode != tc.status || theirs.StatusCode != tc.status {
+					t.Fatalf("status: guidepub %d, %s %d, want %d", ours.StatusCode, srv.name, theirs.StatusCode, tc.status)
+				}
+				for _, k := range compared {
+					if a, b := ours.Header.Values(k), theirs.Header.Values(k); strings.Join(a, ", ") != strings.Join(b, ", ") {
+						t.Errorf("%s: guidepub %q, %s %q", k, a, srv.name, b)
 					}
 				}
 			})
