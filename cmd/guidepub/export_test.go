@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -28,9 +29,12 @@ func fixtureSrc(t *testing.T) string {
 }
 
 // runCLI runs guidepub with args and returns the exit status, stdout and
-// stderr.
+// stderr. The Go memory limit the command sets (export's, from
+// --max-decode-memory) is taken back after it, so that it does not bind
+// the tests that follow in this process.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), append([]string{"guidepub"}, args...), &stdout, &stderr)
 	code := exitCode(err, &stderr)

@@ -52,8 +52,9 @@ func TestCommandsSetMemoryLimit(t *testing.T) {
 	// it would have set.
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
-	if code, out, errs := runCLI(t, append([]string{"export"}, tree()...)...); code != 0 {
-		t.Fatalf("export: exit %d\n%s%s", code, out, errs)
+	// (run, not runCLI, which takes the command's limit back.)
+	if err := run(context.Background(), append([]string{"guidepub", "export"}, tree()...), io.Discard, io.Discard); err != nil {
+		t.Fatalf("export: %v", err)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Errorf("memory limit %d with GOMEMLIMIT=1GiB, want the operator's %d", got, 1<<30)
