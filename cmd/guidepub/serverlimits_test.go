@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -19,6 +20,7 @@ func startCommand(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	done := make(chan error, 1)
+	limit := debug.SetMemoryLimit(-1) // the command sets its own; taken back at the end
 	go func() { done <- run(ctx, append([]string{"guidepub"}, args...), io.Discard, stderr) }()
 	t.Cleanup(func() {
 		cancel()
@@ -27,6 +29,7 @@ func startCommand(t *testing.T, args ...string) string {
 		case <-time.After(45 * time.Second):
 			t.Error("the command did not stop")
 		}
+		debug.SetMemoryLimit(limit)
 	})
 	addr := regexp.MustCompile(`"addr":"(?:http://)?(127\.0\.0\.1:\d+)"`)
 	deadline := time.Now().Add(30 * time.Second)
