@@ -30,7 +30,7 @@ import (
 const devTestSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8G"
 
 // buildGuidepub builds the guidepub binary into a temporary folder.
-func buildGuidepub(t *testing.T) string {
+func buildGuidepub(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "guidepub")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -61,7 +61,7 @@ func (b *syncBuffer) String() string {
 
 // eventually polls cond every few milliseconds until it holds, failing the
 // test with what after the deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {

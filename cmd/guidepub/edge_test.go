@@ -33,7 +33,7 @@ type proc struct {
 }
 
 // startProc starts bin with args.
-func startProc(t *testing.T, bin string, args ...string) *proc {
+func startProc(t testing.TB, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -63,7 +63,7 @@ func (p *proc) stop() {
 }
 
 // freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +75,7 @@ func freeAddr(t *testing.T) string {
 
 // waitListening waits until addr accepts connections, failing after 20 s
 // or when p exits.
-func waitListening(t *testing.T, p *proc, addr string) {
+func waitListening(t testing.TB, p *proc, addr string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
@@ -103,7 +103,12 @@ type edgeSite struct {
 
 // startEdgeSite exports the samples 301-king-st-e and rue-saint-denis,
 // serves the tree and puts Varnish in front.
-func startEdgeSite(t *testing.T) *edgeSite {
+func startEdgeSite(t *testing.T) *edgeSite { return startEdgeSiteWith(t, nil) }
+
+// startEdgeSiteWith is startEdgeSite with the bundles of more (folder →
+// files) in the source folder too, and vclArgs given to serve
+// --print-config varnish.
+func startEdgeSiteWith(t testing.TB, more map[string]map[string][]byte, vclArgs ...string) *edgeSite {
 	t.Helper()
 	varnishd, err := exec.LookPath("varnishd")
 	if err != nil {
@@ -118,12 +123,23 @@ func startEdgeSite(t *testing.T) *edgeSite {
 			t.Fatal(err)
 		}
 	}
+	for folder, files := range more {
+		for rel, data := range files {
+			p := filepath.Join(s.src, folder, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if out, err := exec.Command(s.bin, "export", "--src", s.src, "--out", s.out, "--private", s.priv).CombinedOutput(); err != nil {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	origin := freeAddr(t)
 	waitListening(t, startProc(t, s.bin, "serve", "--dir", s.out, "--addr", origin), origin)
-	vcl, err := exec.Command(s.bin, "serve", "--addr", origin, "--print-config", "varnish").Output()
+	vcl, err := exec.Command(s.bin, append([]string{"serve", "--addr", origin, "--print-config", "varnish"}, vclArgs...)...).Output()
 	if err != nil {
 		t.Fatalf("serve --print-config varnish: %v", err)
 	}
@@ -149,7 +165,7 @@ func fileExists(p string) bool {
 // urlsOf returns the URL paths of every public file of the public ids
 // ids in the tree out: documents, media, and pages in every form and
 // language (their index files' folders).
-func urlsOf(t *testing.T, out string, ids ...string) []string {
+func urlsOf(t testing.TB, out string, ids ...string) []string {
 	t.Helper()
 	var urls []string
 	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
@@ -192,7 +208,7 @@ type edgeGet struct {
 
 // get asks the edge for url, as a client accepting no compression (one
 // cached object per encoding: the test reads the identity ones).
-func (s *edgeSite) get(t *testing.T, url string) edgeGet {
+func (s *edgeSite) get(t testing.TB, url string) edgeGet {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.edge+url, nil)
 	req.Header.Set("Accept-Encoding", "identity")
@@ -205,10 +221,10 @@ func (s *edgeSite) get(t *testing.T, url string) edgeGet {
 	return edgeGet{status: resp.StatusCode, hit: resp.Header.Get("X-Cache") == "HIT", body: string(body)}
 }
 
-// hideOnDefaultView adds hides to the default view of the bundle folder
-// in src, writing guide.json as an upload does: a new file renamed into
-// place.
-func hideOnDefaultView(t *testing.T, src, folder string, hides ...string) {
+// hideOnDefaultView sets the hides of the default view (none: it hides
+// nothing) of the bundle folder in src, writing guide.json as an upload
+// does: a new file renamed into place.
+func hideOnDefaultView(t testing.TB, src, folder string, hides ...string) {
 	t.Helper()
 	p := filepath.Join(src, folder, "guide.json")
 	data, err := os.ReadFile(p)
@@ -223,7 +239,11 @@ func hideOnDefaultView(t *testing.T, src, folder string, hides ...string) {
 	for _, h := range hides {
 		hidden = append(hidden, h)
 	}
-	g["views"].([]any)[0].(map[string]any)["hidden"] = hidden
+	if view := g["views"].([]any)[0].(map[string]any); len(hidden) > 0 {
+		view["hidden"] = hidden
+	} else {
+		delete(view, "hidden")
+	}
 	if data, err = json.MarshalIndent(g, "", "  "); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +308,7 @@ func TestEdgeFollowsHide(t *testing.T) {
 }
 
 // waitLog waits until p's output holds what.
-func waitLog(t *testing.T, p *proc, what string) {
+func waitLog(t testing.TB, p *proc, what string) {
 	t.Helper()
 	eventually(t, "the log to say "+what, func() bool { return strings.Contains(p.out.String(), what) })
 }
