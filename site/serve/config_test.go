@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/viewpage"
@@ -33,6 +34,10 @@ func TestWriteConfig(t *testing.T) {
 			}
 			want := []string{site.DocumentCacheControl, site.MediaCacheControl, "nosniff", "application/json"}
 			switch kind {
+			case "varnish": // no file rules: those come from serve, the backend
+				want = []string{"vcl 4.1;", "import xkey;", `.host = "127.0.0.1";`, `.port = "8080";`, `.port = "8081";`,
+					"set req.backend_hint = sidecar;", "xkey.purge(req.http.xkey-purge)", `ban("obj.status != 0")`,
+					`"::1";`, "set beresp.ttl = 86400s;", "set beresp.ttl = 60s;", `set resp.http.X-Cache = "HIT";`}
 			case "nginx":
 				want = append(want, "listen 127.0.0.1:8080;", "root /srv/public;", "gzip_static on;", "disable_symlinks on;",
 					"proxy_pass http://127.0.0.1:8081;", "location ^~ /api/", "location ^~ /private/", "Vary Accept-Encoding")
@@ -75,6 +80,18 @@ func TestWriteConfig(t *testing.T) {
 			t.Errorf("WriteConfig accepted %+v", bad)
 		}
 	}
+	for _, bad := range []ConfigOptions{
+		{Listen: ""},
+		{Listen: "127.0.0.1"},
+		{Listen: "127.0.0.1:8080", PurgeACL: []string{"example.com"}},
+		{Listen: "127.0.0.1:8080", PurgeACL: []string{"10.0.0.0/33"}},
+		{Listen: "127.0.0.1:8080", Sidecar: "sidecar"},
+		{Listen: "127.0.0.1:8080", EdgeTTL: -time.Second},
+	} {
+		if err := WriteConfig(&bytes.Buffer{}, "varnish", bad); err == nil {
+			t.Errorf("WriteConfig varnish accepted %+v", bad)
+		}
+	}
 	if err := WriteConfig(&bytes.Buffer{}, "apache", ConfigOptions{Dir: "/srv", Listen: "80"}); err == nil {
 		t.Error("unknown kind accepted")
 	}
@@ -102,6 +119,44 @@ func TestConfigPatterns(t *testing.T) {
 		}
 		if got := sib.MatchString(tc.path); got != tc.sib {
 			t.Errorf("sibling pattern on %s: %v", tc.path, got)
+		}
+	}
+}
+
+// TestKeyRules checks that the rules of the nginx and Caddy maps (first
+// match wins) give every path the surrogate key site.SurrogateKeyOf
+// gives it, with and without a query.
+func TestKeyRules(t *testing.T) {
+	rules := keyRules()
+	res := make([]*regexp.Regexp, len(rules))
+	for i, r := range rules {
+		res[i] = regexp.MustCompile(r.Pattern)
+	}
+	key := func(p string) string {
+		for i, re := range res {
+			if m := re.FindStringSubmatch(p); m != nil {
+				if rules[i].Key {
+					return site.SurrogateKeyPrefix + m[1]
+				}
+				return ""
+			}
+		}
+		return ""
+	}
+	long := strings.Repeat("a", 64)
+	for _, p := range []string{
+		"/v1", "/v1/", "/v1/data/status", "/v1/data/summary.br", "/v1/doc/a.jpg", "/v1/fr", "/v1.json", "/v1.x/y",
+		"/u/v1", "/u/v1/fr", "/u/v1/", "/u/v1.x", "/embed/v1", "/embed/v1/zh", "/embed/u/x", "/u/embed", "/u/api/x",
+		"/u", "/u/", "/u/.x", "/embed", "/api", "/api/v1/guides", "/private/g1/doc.zip", "/oauth/token", "/healthz",
+		"/metrics", "/readyz", "/.well-known/oauth-authorization-server", "/_assets.v1/view.0123456789abcdef.css",
+		"/_assets.v1", "/_assets.v2/x", "/_assets.v1x", "/.hidden", "/", "/a%20b", "/v1%2Fdata", "/king-st_2",
+		"/" + long, "/" + long + "a", "/" + long + "/data/status", "/u/" + long + "a", "/robots.txt", "/api.x",
+	} {
+		want, _ := site.SurrogateKeyOf(p)
+		for _, q := range []string{"", "?a=b"} {
+			if got := key(p + q); got != want {
+				t.Errorf("%s: the rules give %q, SurrogateKeyOf %q", p+q, got, want)
+			}
 		}
 	}
 }

@@ -312,6 +312,12 @@ func setKeyHeaders(h http.Header, escaped string) {
 	}
 }
 
+// The edge headers of site.FileHeaders in canonical form.
+var (
+	hdrSurrogateControl = http.CanonicalHeaderKey(site.SurrogateControl)
+	hdrCDNCacheControl  = http.CanonicalHeaderKey(site.CDNCacheControl)
+)
+
 // keyHeaderNames are site.SurrogateKeyHeaders in canonical form.
 var keyHeaderNames = func() []string {
 	names := make([]string, len(site.SurrogateKeyHeaders))
@@ -416,11 +422,14 @@ func init() {
 }
 
 // writeError writes a JSON error body with status code. The body is not
-// cached: the file may appear with the next export.
+// cached: the file may appear with the next export, so the edge headers
+// of a file (a 412 or 416 of one) go too.
 func writeError(w http.ResponseWriter, r *http.Request, code int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = hdrJSON
 	h["Cache-Control"] = hdrNoStore
+	delete(h, hdrSurrogateControl)
+	delete(h, hdrCDNCacheControl)
 	h["Content-Length"] = errorLengths[len(body)]
 	w.WriteHeader(code)
 	if r.Method != http.MethodHead {

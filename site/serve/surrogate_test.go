@@ -44,6 +44,8 @@ func TestSurrogateKeyHeaders(t *testing.T) {
 			{"GET", "/u/v1/fr", "guidepub-v1", map[string]string{"Accept": browser}, 200, site.DocumentCacheControl},
 			{"GET", "/v1/doc/photo.jpg", "guidepub-v1", map[string]string{"Range": "bytes=0-9"}, 206, site.MediaCacheControl},
 			{"GET", "/v1/doc/plan.pdf", "guidepub-v1", map[string]string{"If-None-Match": "*"}, 304, site.MediaCacheControl},
+			{"GET", "/v1/doc/plan.pdf", "guidepub-v1", map[string]string{"Range": "bytes=9000-"}, 416, "no-store"},
+			{"GET", "/v1/data/status", "guidepub-v1", map[string]string{"If-Match": `"nope"`}, 412, "no-store"},
 			{"GET", "/v1/doc/nothing.jpg", "guidepub-v1", nil, 404, "no-store"},
 			{"GET", "/v9/data/status", "guidepub-v9", nil, 404, "no-store"},
 			{"GET", "/embed/v9", "guidepub-v9", map[string]string{"Accept": browser}, 404, "no-store"},
