@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -154,6 +155,27 @@ func (e *env) runExport(c *cli.Context) error {
 	return nil
 }
 
+// urlScheme matches the start of a URL: a value with it is never taken
+// for a folder (it would make one named "s3:", say, in the working
+// directory).
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// notURL returns a *usageError when the value of the folder flag flag
+// is a URL.
+func notURL(flag, value string) error {
+	if !urlScheme.MatchString(value) {
+		return nil
+	}
+	hint := ""
+	switch flag {
+	case "out":
+		hint = "; to publish the public tree to a bucket, give a folder here and the bucket to --publish"
+	case "private":
+		hint = "; the private tree is a folder (docs/deployment.md)"
+	}
+	return usagef("--%s %s is a URL, not a folder%s", flag, publish.RedactURL(value), hint)
+}
+
 // exportPurgeWait bounds how long a one-shot command waits for the CDN to
 // take its purges.
 const exportPurgeWait = 2 * time.Minute
@@ -186,6 +208,9 @@ func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 	for _, f := range []string{"src", "out", "private"} {
 		if c.String(f) == "" {
 			return exporter.Config{}, usagef("--%s is required", f)
+		}
+		if err := notURL(f, c.String(f)); err != nil {
+			return exporter.Config{}, err
 		}
 	}
 	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {

@@ -182,6 +182,9 @@ func exportRecords(priv string, shards int) ([]*records.Records, error) {
 	if priv == "" {
 		return nil, nil
 	}
+	if err := notURL("private", priv); err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(priv); err != nil || !fi.IsDir() {
 		return nil, usagef("--private %s is not a folder", priv)
 	}
