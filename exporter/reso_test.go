@@ -57,6 +57,7 @@ type resoField struct {
 type resoDict struct {
 	fields  map[string]map[string]resoField // resource -> field
 	lookups map[string]map[string]bool      // lookup name -> value or standard name
+	odata   map[string]map[string]bool      // lookup name -> value (its OData name)
 }
 
 func loadResoDict(t testing.TB) *resoDict {
@@ -92,7 +93,7 @@ func loadResoDict(t testing.TB) *resoDict {
 	if err := json.Unmarshal(data, &report); err != nil {
 		t.Fatal(err)
 	}
-	d := &resoDict{fields: map[string]map[string]resoField{}, lookups: map[string]map[string]bool{}}
+	d := &resoDict{fields: map[string]map[string]resoField{}, lookups: map[string]map[string]bool{}, odata: map[string]map[string]bool{}}
 	for _, f := range report.Fields {
 		if d.fields[f.ResourceName] == nil {
 			d.fields[f.ResourceName] = map[string]resoField{}
@@ -104,6 +105,10 @@ func loadResoDict(t testing.TB) *resoDict {
 			d.lookups[l.LookupName] = map[string]bool{}
 		}
 		d.lookups[l.LookupName][l.LookupValue] = true
+		if d.odata[l.LookupName] == nil {
+			d.odata[l.LookupName] = map[string]bool{}
+		}
+		d.odata[l.LookupName][l.LookupValue] = true
 		for _, a := range l.Annotations {
 			if a.Term == "RESO.OData.Metadata.StandardName" {
 				d.lookups[l.LookupName][a.Value] = true
