@@ -254,7 +254,9 @@ func TestMain(m *testing.M) {
 		http.Serve(l, s)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeSharedExport()
+	os.Exit(code)
 }
 
 // startChildServer runs this test binary as a guidepub server for root in

@@ -89,7 +89,7 @@ func TestCaddyParity(t *testing.T) {
 	if _, err := exec.LookPath("caddy"); err != nil {
 		fixtures.Missing(t, "Caddy", "install the Debian package caddy (apt-get install caddy)")
 	}
-	root := exportFixtures(t)
+	root := sharedExport(t)
 	caddyURL := startCaddyConfig(t, root)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig(noWatch))
 	noRedirect := *client

@@ -2,9 +2,13 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +24,20 @@ import (
 // the public tree's root.
 func exportFixtures(t testing.TB) string {
 	t.Helper()
+	out, err := exportSamples(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// exportSamples exports the sample bundles into dir and returns the
+// public tree's root.
+func exportSamples(dir string) (string, error) {
 	src := fixtures.BundlesDir()
 	if src == "" {
-		t.Fatal("fixtures.BundlesDir unknown")
+		return "", errors.New("fixtures.BundlesDir unknown")
 	}
-	dir := t.TempDir()
 	out, priv := filepath.Join(dir, "public"), filepath.Join(dir, "private")
 	osfs := afero.NewOsFs()
 	cfg := exporter.DefaultConfig()
@@ -32,16 +45,47 @@ func exportFixtures(t testing.TB) string {
 	cfg.Clock = clocktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	e, err := exporter.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	rep, err := e.ExportAll(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if rep.Views == 0 {
-		t.Fatalf("export wrote no views: %s", rep.Summary())
+		return "", fmt.Errorf("export wrote no views: %s", rep.Summary())
 	}
-	return out
+	return out, nil
+}
+
+// shared is the export of the sample bundles that the tests which only
+// read it share: the export takes seconds, and each of them would make
+// the same one. TestMain removes it.
+var shared struct {
+	once      sync.Once
+	dir, root string
+	err       error
+}
+
+// sharedExport returns the root of the shared export, made on first use.
+// A test that changes the tree must use exportFixtures instead.
+func sharedExport(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "guidepub-serve-samples-"); shared.err == nil {
+			shared.root, shared.err = exportSamples(shared.dir)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.root
+}
+
+// removeSharedExport removes the shared export, if one was made.
+func removeSharedExport() {
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
 }
 
 // TestServeRealExport serves a real export of the sample bundles: every
@@ -49,7 +93,7 @@ func exportFixtures(t testing.TB) string {
 // file comes back byte for byte, and the exporter's bookkeeping and
 // siblings are never served by name.
 func TestServeRealExport(t *testing.T) {
-	root := exportFixtures(t)
+	root := sharedExport(t)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig())
 	osfs := afero.NewOsFs()
 	var docs, media int

@@ -145,13 +145,10 @@ func startVarnish(t *testing.T, opts ConfigOptions) string {
 // purge of everything evicts the rest.
 func TestVarnishInFrontOfServe(t *testing.T) {
 	varnishd(t)
-	start := time.Now()
-	root := exportFixtures(t)
-	t.Logf("export %s", time.Since(start))
+	root := sharedExport(t)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig(noWatch))
 	u, _ := url.Parse(hs.URL)
 	base := startVarnish(t, ConfigOptions{Listen: u.Host})
-	t.Logf("varnish started %s", time.Since(start))
 
 	const id = "vKT301A"
 	ids := publicIDs(t, root)
