@@ -234,7 +234,7 @@ func TestNginxParity(t *testing.T) {
 				}
 				if k == "Cache-Control" && tc.status == http.StatusRequestedRangeNotSatisfiable {
 					// nginx cannot take back the location's Cache-Control
-					// (docs/serving.md); guidepub sends no-store.
+					// (docs/hosting.md); guidepub sends no-store.
 					continue
 				}
 				if a, b := ours.Header.Values(k), theirs.Header.Values(k); strings.Join(a, ", ") != strings.Join(b, ", ") {
