@@ -115,7 +115,8 @@ func TestCaddyParity(t *testing.T) {
 		{"/" + viewpage.StylesheetPath, "text/css,*/*;q=0.1", "", 200, site.StylesheetType},
 		{"/" + viewpage.StylesheetPath + ".br", "application/json", "br", 404, "application/json"},
 	}
-	compared := []string{"Content-Type", "Content-Encoding", "Cache-Control", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Location"}
+	compared := append([]string{"Content-Type", "Content-Encoding", "Cache-Control", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Location"},
+		site.SurrogateKeyHeaders...)
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.path, " ", tc.accept, tc.encoding), func(t *testing.T) {
 			h := map[string]string{"Accept-Encoding": tc.encoding}
