@@ -82,9 +82,10 @@ func startCaddyWith(t *testing.T, opts ConfigOptions) string {
 // TestCaddyParity runs Debian's Caddy on the printed configuration (the
 // site block of Caddyfile.tmpl) over an export of the sample bundles, and
 // checks that it answers as guidepub serve does (status, Content-Type,
-// Content-Encoding, security headers, redirect target, body) for a page, a
-// language page, the trailing-slash redirect, the 404 for a browser and
-// for an API client, and a precompressed document, and a POST's 405.
+// Content-Encoding, security headers, surrogate keys, redirect target,
+// body) for a page, a language page, the trailing-slash redirect, the 404
+// for a browser and for an API client, and a precompressed document, and a
+// POST's 405.
 func TestCaddyParity(t *testing.T) {
 	if _, err := exec.LookPath("caddy"); err != nil {
 		fixtures.Missing(t, "Caddy", "install the Debian package caddy (apt-get install caddy)")
