@@ -403,6 +403,46 @@ func TestOAuthPublicClientSecret(t *testing.T) {
 	}
 }
 
+// TestOAuthOneClientAuthentication: a confidential app that
+// authenticates twice in one token request, HTTP Basic and client_secret
+// in the form (both right), is refused with invalid_request (RFC 6749
+// §2.3: one method per request; §5.2); each method alone gets tokens.
+func TestOAuthOneClientAuthentication(t *testing.T) {
+	e := newOAuthEnv(t, storetestSQLite(t))
+	b := newBrowser(t)
+	code := func() (string, string) {
+		verifier := oauth2.GenerateVerifier()
+		q := e.authorize(t, b, e.app.AuthCodeURL("state-1234567890", oauth2.S256ChallengeOption(verifier)), "allow", "guide.events")
+		if q.Get("code") == "" {
+			t.Fatalf("callback %v, want a code", q)
+		}
+		return q.Get("code"), verifier
+	}
+	exchange := func(c, verifier string) url.Values {
+		return url.Values{"grant_type": {"authorization_code"}, "code": {c}, "redirect_uri": {e.app.RedirectURL}, "code_verifier": {verifier}}
+	}
+	c, verifier := code()
+	form := exchange(c, verifier)
+	form.Set("client_id", e.app.ClientID)
+	form.Set("client_secret", e.app.ClientSecret)
+	if status, _, errCode := tokenCall(t, e.http.URL+oauth.PathToken, form, e.app.ClientID, e.app.ClientSecret); status != 400 || errCode != "invalid_request" {
+		t.Errorf("token request authenticated twice: %d %q, want 400 invalid_request", status, errCode)
+	}
+	for _, basic := range []bool{true, false} {
+		c, verifier := code()
+		form, user, pass := exchange(c, verifier), "", ""
+		if basic {
+			user, pass = e.app.ClientID, e.app.ClientSecret
+		} else {
+			form.Set("client_id", e.app.ClientID)
+			form.Set("client_secret", e.app.ClientSecret)
+		}
+		if status, _, errCode := tokenCall(t, e.http.URL+oauth.PathToken, form, user, pass); status != 200 {
+			t.Errorf("token request with HTTP Basic %v alone: %d %q, want 200", basic, status, errCode)
+		}
+	}
+}
+
 // TestOAuthInsufficientScope: a bearer token without the scope a request
 // needs is answered 403 with the RFC 6750 §3.1 challenge naming the scope;
 // the same token in X-Svc-App-Token gets the 403 without a challenge (no

@@ -45,8 +45,16 @@ func withDescription(err error, d string) *fosite.RFC6749Error {
 // sends a secret, in HTTP Basic or in the form, is invalid_client, as a
 // confidential client's wrong secret is (RFC 6749 §2.3.1: a public client
 // has no secret to send). No secret is compared: a public client has none.
+// A request that authenticates the client twice, HTTP Basic and a secret
+// in the form, is invalid_request (RFC 6749 §2.3, §5.2), whatever the
+// client.
 func publicClientsWithoutSecret(f *fosite.Fosite) fosite.ClientAuthenticationStrategy {
 	return func(ctx context.Context, r *http.Request, form url.Values) (fosite.Client, error) {
+		if _, _, basic := r.BasicAuth(); basic && form.Has("client_secret") {
+			// RFC 6749 §2.3: one method of client authentication per
+			// request; §5.2 names a second one invalid_request.
+			return nil, fosite.ErrInvalidRequest.WithHint("Authenticate the client once: HTTP Basic or client_secret in the form, not both.")
+		}
 		c, err := f.DefaultClientAuthenticationStrategy(ctx, r, form)
 		if err != nil || !c.IsPublic() {
 			return c, err
