@@ -458,7 +458,8 @@ func (r *Records) write(rec *record) error {
 }
 
 // Delete deletes the record file of guide id, then the files of the ids
-// index that name it. Its ids are marked removed first (removed.go).
+// index that name it. Its ids are marked removed first (removed.go). It
+// returns an error when a mark cannot be written or the record deleted.
 func (r *Records) Delete(id string) error {
 	r.mu.Lock()
 	ids := r.guides[id].Ids
@@ -978,8 +979,9 @@ func ManifestName(i, n int) string {
 // (Set): the hash and stamp of each public file of pub, taken from
 // digests (as write.Writer.Guide wrote them) for the files written;
 // hadOld says whether the guide had a record, whose hashes are reused for
-// the other files when their stamp did not change. It returns an error
-// when a file cannot be examined or the record written.
+// the other files when their stamp did not change. The ids the guide no
+// longer lists are marked removed first (removed.go). It returns an error
+// when a file cannot be examined, or a mark or the record written.
 func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
 	var old *record
 	if hadOld {
