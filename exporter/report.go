@@ -64,6 +64,20 @@ func (r *GuideResult) ChangedIDs() []string {
 	return ids
 }
 
+// Guide returns the guide's id ("" for a bundle that did not say one)
+// and its bundle folder.
+func (r GuideResult) Guide() (id, folder string) { return r.GuideID, r.Folder }
+
+// ChangedFiles returns the paths of r.Changes: the public files the
+// export wrote or removed, in the order it did so.
+func (r GuideResult) ChangedFiles() []string {
+	out := make([]string, len(r.Changes))
+	for i, c := range r.Changes {
+		out[i] = c.Path
+	}
+	return out
+}
+
 // addCounts adds what writing or removing files did to r.
 func (r *GuideResult) addCounts(c write.Counts) {
 	r.Written += c.Written

@@ -14,5 +14,7 @@
 // stale); what the exporter's records or the outbox say was withdrawn
 // goes whatever its number (Withdrawn). Live
 // keeps a bucket current as exports happen, and makes it converge to the
-// tree after any fault (an outbox write failing, a crash).
+// tree after any fault (an outbox write failing, a crash). It reads what
+// an export changed as plain data (GuideChanges) and imports nothing of
+// the exporter's orchestration.
 package publish

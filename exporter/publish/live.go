@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/afero"
 	"gocloud.dev/gcerrors"
 
-	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/config"
 )
@@ -273,19 +272,31 @@ func (l *Live) removeHeld() {
 	}
 }
 
+// GuideChanges is what one guide's export changed in the public tree, as
+// Record reads it: plain data (exporter.GuideResult is one), so that this
+// package needs nothing of the exporter's.
+type GuideChanges interface {
+	// Guide returns the guide's id ("" when none is known) and its
+	// bundle folder.
+	Guide() (id, folder string)
+	// ChangedFiles returns the public files the export wrote or removed,
+	// relative to the tree, slash-separated.
+	ChangedFiles() []string
+}
+
 // Record queues the upload of the public files res wrote or removed and
 // saves them in the outbox. They are queued whatever happens; the error
 // says that the outbox could not be written: the files are then uploaded
 // from memory, the write is tried again with each try of their upload,
 // and the export's intent stays until it succeeds (or they are uploaded).
-func (l *Live) Record(res exporter.GuideResult) error {
-	name := res.GuideID
+func (l *Live) Record(res GuideChanges) error {
+	name, folder := res.Guide()
 	if name == "" {
-		name = "folder:" + res.Folder
+		name = "folder:" + folder
 	}
 	var added []string
-	for _, f := range res.Changes {
-		if rel, ok := uploaded(f.Path); ok {
+	for _, f := range res.ChangedFiles() {
+		if rel, ok := uploaded(f); ok {
 			added = append(added, rel)
 		}
 	}
