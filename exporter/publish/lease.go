@@ -144,3 +144,28 @@ func (ls *lease) release(ctx context.Context) {
 	}
 	ls.held = time.Time{}
 }
+
+// heartbeat keeps the lease fresh while it is held, until stop closes.
+func (l *Live) heartbeat(ctx context.Context, stop chan struct{}) {
+	for {
+		ch := make(chan struct{})
+		cancel := l.clock.AfterFunc(leaseBeat, func() { close(ch) })
+		select {
+		case <-stop:
+			cancel()
+			return
+		case <-ctx.Done():
+			cancel()
+			return
+		case <-ch:
+		}
+		l.lease.mu.Lock()
+		held := !l.lease.held.IsZero()
+		l.lease.mu.Unlock()
+		if held {
+			if err := l.lease.claim(ctx); err != nil && ctx.Err() == nil {
+				l.log.Warn("lease not renewed", "error", err.Error())
+			}
+		}
+	}
+}
