@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/serve/varnishtest"
 )
 
 // The edge in the tests is real Varnish (Debian's varnish and
@@ -110,12 +110,7 @@ func startEdgeSite(t *testing.T) *edgeSite { return startEdgeSiteWith(t, nil) }
 // --print-config varnish.
 func startEdgeSiteWith(t testing.TB, more map[string]map[string][]byte, vclArgs ...string) *edgeSite {
 	t.Helper()
-	varnishd, err := exec.LookPath("varnishd")
-	if err != nil {
-		if varnishd, err = "/usr/sbin/varnishd", nil; !fileExists(varnishd) {
-			fixtures.Missing(t, "varnishd", "install the Debian packages varnish and varnish-modules")
-		}
-	}
+	varnishtest.Varnishd(t)
 	root := t.TempDir()
 	s := &edgeSite{bin: buildGuidepub(t), src: filepath.Join(root, "src"), out: filepath.Join(root, "out"), priv: filepath.Join(root, "private")}
 	for _, b := range []string{"301-king-st-e", "rue-saint-denis"} {
@@ -143,23 +138,9 @@ func startEdgeSiteWith(t testing.TB, more map[string]map[string][]byte, vclArgs 
 	if err != nil {
 		t.Fatalf("serve --print-config varnish: %v", err)
 	}
-	vclFile := filepath.Join(root, "guidepub.vcl")
-	if err := os.WriteFile(vclFile, vcl, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.edgeAddr = freeAddr(t)
-	args := []string{"-F", "-n", filepath.Join(root, "varnish"), "-a", s.edgeAddr, "-f", vclFile, "-T", "none", "-s", "malloc,64m"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-j", "none")
-	}
-	waitListening(t, startProc(t, varnishd, args...), s.edgeAddr)
+	s.edgeAddr = varnishtest.Start(t, vcl)
 	s.edge = "http://" + s.edgeAddr
 	return s
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // urlsOf returns the URL paths of every public file of the public ids

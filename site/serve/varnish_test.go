@@ -16,33 +16,13 @@ import (
 
 	"github.com/spf13/afero"
 
-	"github.com/guidepub/guidepub/fixtures"
+	"github.com/guidepub/guidepub/site/serve/varnishtest"
 )
-
-// varnishd returns the varnishd executable, or calls fixtures.Missing
-// when it or the xkey vmod the printed VCL imports is not installed.
-func varnishd(t testing.TB) string {
-	t.Helper()
-	const why = "install the Debian packages varnish and varnish-modules (apt-get install varnish varnish-modules)"
-	bin, err := exec.LookPath("varnishd")
-	if err != nil {
-		if _, err := os.Stat("/usr/sbin/varnishd"); err != nil {
-			fixtures.Missing(t, "varnishd", why)
-		}
-		bin = "/usr/sbin/varnishd"
-	}
-	if vmods, _ := filepath.Glob("/usr/lib/*/varnish/vmods/libvmod_xkey.so"); len(vmods) == 0 {
-		if vmods, _ = filepath.Glob("/usr/lib/varnish/vmods/libvmod_xkey.so"); len(vmods) == 0 {
-			fixtures.Missing(t, "Varnish's xkey vmod", why)
-		}
-	}
-	return bin
-}
 
 // TestVarnishCompiles compiles every printed VCL of testdata/config with
 // varnishd -C, which checks it and the xkey vmod it imports.
 func TestVarnishCompiles(t *testing.T) {
-	bin := varnishd(t)
+	bin := varnishtest.Varnishd(t)
 	for _, c := range configCases {
 		// Each compiles C for 2 s: the printed VCL with an IPv6 backend, and
 		// the one with a sidecar and a purge ACL of ranges; the others run
@@ -61,79 +41,24 @@ func TestVarnishCompiles(t *testing.T) {
 			if err := os.WriteFile(p, vcl.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"-C", "-n", dir, "-f", p}
-			if os.Geteuid() == 0 {
-				args = append(args, "-j", "none") // the test's folders are private to root
-			}
+			args := append([]string{"-C", "-n", dir, "-f", p}, varnishtest.JailArgs()...)
 			out, err := exec.Command(bin, args...).CombinedOutput()
 			if err != nil {
-				t.Fatalf("varnishd -C: %v\n%s", err, lastLines(out, 20))
+				t.Fatalf("varnishd -C: %v\n%s", err, varnishtest.LastLines(out, 20))
 			}
 		})
 	}
 }
 
-// lastLines returns the last n lines of out (varnishd -C prints the
-// whole C program before an error).
-func lastLines(out []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// startVarnish runs varnishd in the foreground with the VCL that
-// WriteConfig prints for opts, and returns its base URL. It is stopped
-// when the test ends.
+// startVarnish runs varnishd with the VCL that WriteConfig prints for
+// opts, and returns its base URL. It is stopped when the test ends.
 func startVarnish(t *testing.T, opts ConfigOptions) string {
 	t.Helper()
-	bin := varnishd(t)
-	dir := t.TempDir()
 	var vcl bytes.Buffer
 	if err := WriteConfig(&vcl, "varnish", opts); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "guidepub.vcl")
-	if err := os.WriteFile(p, vcl.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	args := []string{"-F", "-n", filepath.Join(dir, "work"), "-a", addr, "-f", p, "-T", "none", "-s", "malloc,32m"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-j", "none") // the test's folders are private to root
-	}
-	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start varnishd: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("varnishd:\n%s", stderr.String())
-		}
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		select {
-		case <-done:
-			t.Fatalf("varnishd exited:\n%s", stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("varnishd does not answer on %s:\n%s", addr, stderr.String())
-		}
-	}
+	return "http://" + varnishtest.Start(t, vcl.Bytes())
 }
 
 // TestVarnishInFrontOfServe runs real varnishd with the printed VCL in
@@ -144,7 +69,7 @@ func startVarnish(t *testing.T, opts ConfigOptions) string {
 // objects, its 404 included; a purge from outside the ACL is refused; a
 // purge of everything evicts the rest.
 func TestVarnishInFrontOfServe(t *testing.T) {
-	varnishd(t)
+	varnishtest.Varnishd(t)
 	root := sharedExport(t)
 	_, hs, client := newTestServer(t, fsCase{"os", afero.NewOsFs(), root}, testConfig(noWatch))
 	u, _ := url.Parse(hs.URL)
