@@ -299,6 +299,9 @@ func ownerPassword(c *cli.Context) error {
 	if owner == "" {
 		return usagef("--owner is required")
 	}
+	if len(owner) > oauth.MaxOwnerName {
+		return usagef("--owner is %d bytes: an owner name longer than %d bytes cannot sign in", len(owner), oauth.MaxOwnerName)
+	}
 	pw, err := readPassword(c.App.Reader)
 	if err != nil {
 		return usagef("%v", err)

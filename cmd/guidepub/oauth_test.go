@@ -93,6 +93,11 @@ func TestAppAndOwnerCommands(t *testing.T) {
 	if code != 2 {
 		t.Errorf("short password: exit %d, want 2", code)
 	}
+	long := strings.Repeat("o", oauth.MaxOwnerName+1)
+	withStdin(t, "a long passphrase for o\n", func() { code, _, _ = runCLI(t, "owner", "password", "--private", priv, "--owner", long) })
+	if _, err := st.OwnerPassword(context.Background(), long); code != 2 || err == nil {
+		t.Errorf("an owner name longer than any that can sign in: exit %d, stored %v; want 2, not stored", code, err == nil)
+	}
 
 	if code, out, _ = runCLI(t, "app", "revoke", "--private", priv, created.ClientID); code != 0 {
 		t.Fatalf("app revoke: exit %d %s", code, out)

@@ -253,11 +253,11 @@ func (s *Server) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 		CSRF: csrf, Next: next, Username: username, Error: msg}, "")
 }
 
-// maxOwnerName is the longest owner name, in bytes, that can sign in: a
+// MaxOwnerName is the longest owner name, in bytes, that can sign in: a
 // sign-in with a longer one is refused before the throttle counts or
 // keeps anything, so what a stranger sends as a name takes no memory past
 // its request.
-const maxOwnerName = 256
+const MaxOwnerName = 256
 
 // maxSignInForm bounds the body of a sign-in form; a larger one is
 // refused (413) unread.
@@ -288,7 +288,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	next, username := r.PostForm.Get("next"), strings.TrimSpace(r.PostForm.Get("username"))
 	addr := s.clients.of(r)
-	if len(username) > maxOwnerName {
+	if len(username) > MaxOwnerName {
 		// No owner has this name: refused unchecked, counting and keeping
 		// nothing, neither logged nor shown back in full.
 		s.logger.Info("oauth sign-in failed: the owner name is longer than any owner's",
