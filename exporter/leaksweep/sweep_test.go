@@ -95,6 +95,9 @@ var scenarios = []scenario{
 		s.export(t)
 		return s.channels(t)
 	}},
+	{"hidden after publishing, behind an edge whose purges fail until a restart", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		return throughEdge(t, c)
+	}},
 	{"hidden in uploads that fail half-way", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
 		// A file that cannot be written (a full disk): the files the
 		// export did not reach must not keep what the view now hides.
