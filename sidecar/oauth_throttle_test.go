@@ -136,3 +136,25 @@ func (a signInAttempt) postPage(t testing.TB, client *http.Client, owner, passwo
 	page, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(page)
 }
+
+// TestOAuthErrorLogBounded: an authorization request that repeats a
+// parameter named with 100 KB is refused, and the log line of the refusal
+// (whose hint names the parameter) stays short. It carried the name whole.
+func TestOAuthErrorLogBounded(t *testing.T) {
+	logged := &countingWriter{}
+	e := newOAuthEnvWith(t, storetestSQLite(t), func(c *oauth.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	})
+	name := strings.Repeat("p", 100<<10)
+	resp, err := clientFrom("127.0.0.10").Get(e.app.AuthCodeURL("state-1234567890") + "&" + name + "=1&" + name + "=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 300 {
+		t.Fatalf("status %d, want a refusal", resp.StatusCode)
+	}
+	if n := logged.n.Load(); n > 8<<10 {
+		t.Fatalf("the refusal wrote %d bytes of log, want a few lines", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -365,5 +366,18 @@ func (s *Server) handleMetadata(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) logRFCError(msg string, err error) {
 	rfc := fosite.ErrorToRFC6749Error(err)
-	s.logger.Info(msg, "error", rfc.ErrorField, "hint", rfc.HintField, "debug", rfc.DebugField)
+	s.logger.Info(msg, "error", rfc.ErrorField, "hint", clip(rfc.HintField), "debug", clip(rfc.DebugField))
+}
+
+// maxLoggedText bounds what a log line carries of a text a request may
+// have put in (an error's hint quotes a parameter's name or value).
+const maxLoggedText = 256
+
+// clip is s cut to maxLoggedText bytes (on a character boundary), with
+// its full length when cut.
+func clip(s string) string {
+	if len(s) <= maxLoggedText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxLoggedText], "") + fmt.Sprintf("… (%d bytes)", len(s))
 }
