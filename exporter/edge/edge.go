@@ -197,21 +197,25 @@ func (e *Edge) load() error {
 }
 
 // save writes en under a new name, after the entries there are, and
-// appends it to the queue.
+// appends it to the queue. An entry that cannot be written is queued all
+// the same (without a name: sent from memory) and the error returned.
 func (e *Edge) save(en *entry) error {
 	en.At = e.clock.Now()
-	en.name = fmt.Sprintf("%s%020d-%s-%06d%s", entryPrefix, en.At.UnixNano(), e.proc, e.seq.Add(1), entrySuffix)
+	name := fmt.Sprintf("%s%020d-%s-%06d%s", entryPrefix, en.At.UnixNano(), e.proc, e.seq.Add(1), entrySuffix)
 	data, err := json.Marshal(en)
-	if err != nil {
-		return err
+	if err == nil {
+		err = e.dir.Write(name, data)
 	}
-	if err := e.dir.Write(en.name, data); err != nil {
-		return fmt.Errorf("edge: %w", err)
+	if err == nil {
+		en.name = name
 	}
 	e.mu.Lock()
 	e.entries = append(e.entries, en)
 	e.mu.Unlock()
 	e.signal()
+	if err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
 	return nil
 }
 
@@ -237,7 +241,8 @@ func (e *Edge) Owe() (*Owed, error) {
 
 // Record saves the purge of what one guide's export changed, split into
 // entries the CDN takes in one request each. A purge that cannot be saved
-// is returned as an error, and the record then stays at Release.
+// is sent from memory all the same, returned as an error, and the record
+// then stays at Release (a crash before it is sent purges everything).
 func (o *Owed) Record(c Change) error {
 	ids := slices.Compact(slices.Sorted(slices.Values(c.IDs)))
 	for chunk := range slices.Chunk(ids, max(1, o.e.cfg.Purger.Limits().IDs)) {
@@ -323,7 +328,11 @@ func (e *Edge) nextBatch() (*batch, time.Duration) {
 	e.busy = true
 	h := sha256.New()
 	for _, en := range b.entries {
-		h.Write([]byte(en.name))
+		if en.name != "" {
+			fmt.Fprintln(h, en.name)
+		} else {
+			fmt.Fprintf(h, "%p\n", en) // unsaved: this process's alone
+		}
 	}
 	b.purge.Ref = hex.EncodeToString(h.Sum(nil)[:16])
 	return b, 0
@@ -370,6 +379,9 @@ func (e *Edge) Run(ctx context.Context) error {
 func (e *Edge) finish(b *batch, err error) {
 	if err == nil {
 		for _, en := range b.entries {
+			if en.name == "" {
+				continue // sent from memory: it was never written
+			}
 			if rerr := e.dir.Remove(en.name); rerr != nil {
 				e.log.Warn("purge done but its entry not removed: it is sent again at the next start", "error", rerr.Error())
 			}

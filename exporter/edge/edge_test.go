@@ -7,12 +7,17 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 )
 
 // open opens an edge on dir sending to p, with short retries, and runs it
@@ -301,5 +306,49 @@ func TestPurgeWaitsForOrigin(t *testing.T) {
 	idle(t, e)
 	if took := time.Since(start); took < 300*time.Millisecond || len(srv.purged) != 1 {
 		t.Errorf("purged %q after %v, want one purge no sooner than 300ms", srv.purged, took)
+	}
+}
+
+// TestUnsavedPurgeSent: a purge whose entry cannot be written (a full
+// disk) is sent from memory all the same, and the export's record stays,
+// so that a crash before it is sent purges everything.
+func TestUnsavedPurgeSent(t *testing.T) {
+	srv := newCDN(t, varnishPurge)
+	p, _ := Parse("varnish+"+srv.URL, nil)
+	faults := publishtest.NewFaultFs(afero.NewOsFs())
+	dir := t.TempDir()
+	e, err := Open(context.Background(), Config{Dir: dir, Fs: faults, Purger: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done; e.Close() }()
+	owed, err := e.Owe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults.Fail(100, func(op, name string) bool { return strings.Contains(filepath.Base(name), entryPrefix) })
+	if err := owed.Record(Change{GuideID: "g1", IDs: []string{"vHIDE"}}); err == nil {
+		t.Fatal("Record saved its purge on a failing disk")
+	}
+	faults.Fail(0, nil)
+	if err := owed.Release(); err != nil {
+		t.Fatal(err)
+	}
+	idle(t, e)
+	if len(srv.purged) != 1 || !slices.Equal(srv.purged[0], []string{"vHIDE"}) {
+		t.Errorf("purged %q, want vHIDE from memory", srv.purged)
+	}
+	names, _ := os.ReadDir(dir)
+	owedLeft := 0
+	for _, n := range names {
+		if strings.HasPrefix(n.Name(), owedPrefix) {
+			owedLeft++
+		}
+	}
+	if owedLeft != 1 {
+		t.Errorf("%d export records left, want the one whose purge was not saved", owedLeft)
 	}
 }
