@@ -1,50 +1,59 @@
 package edge
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudfront"
-	cftypes "github.com/aws/aws-sdk-go-v2/service/cloudfront/types"
-	"github.com/aws/smithy-go"
 	"golang.org/x/time/rate"
 
 	"github.com/guidepub/guidepub/site"
 )
 
-// cloudFront invalidates paths of a CloudFront distribution with the AWS
-// SDK. CloudFront has no keys: each public id is three wildcard paths, its
+// cloudFront invalidates paths of a CloudFront distribution through its
+// API (CreateInvalidation, REST-XML, version 2020-05-31), with the AWS
+// SDK's credential chain and its SigV4 signer. The SDK's generated
+// CloudFront client is not used: it added 4 MB to the binary, and the
+// container image's size is a goal (docs/container.md), for one call.
+//
+// CloudFront has no keys: each public id is three wildcard paths, its
 // folder (documents, media, the branded page) and its unbranded and
 // embedded pages; everything is "/*". Each path is billed past the free
 // monthly allowance, and at most 15 wildcard paths may be in progress at
 // once, so a request names at most five ids and one refused as too many in
 // progress is sent again half a minute later.
 type cloudFront struct {
-	dist   string
-	client *cloudfront.Client
+	dist, endpoint string
+	creds          aws.CredentialsProvider
+	signer         *v4.Signer
 }
 
 // cloudFrontBusy is how long to wait when too many invalidations are in
 // progress (they take from seconds to a few minutes).
 var cloudFrontBusy = 30 * time.Second
 
+// cloudFrontRegion is where CloudFront's API signs requests: it is global.
+const cloudFrontRegion = "us-east-1"
+
 func newCloudFront(ctx context.Context, dist, endpoint string) (*cloudFront, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"))
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(cloudFrontRegion))
 	if err != nil {
 		return nil, fmt.Errorf("--purge cloudfront://%s: AWS configuration: %w", dist, err)
 	}
-	client := cloudfront.NewFromConfig(cfg, func(o *cloudfront.Options) {
-		// The queue retries, after the wait CloudFront's answer asks for.
-		o.Retryer = aws.NopRetryer{}
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	})
-	return &cloudFront{dist: dist, client: client}, nil
+	if endpoint == "" {
+		endpoint = "https://cloudfront.amazonaws.com"
+	}
+	return &cloudFront{dist: dist, endpoint: strings.TrimSuffix(endpoint, "/"), creds: cfg.Credentials, signer: v4.NewSigner()}, nil
 }
 
 func (c *cloudFront) String() string { return "cloudfront distribution " + c.dist }
@@ -65,27 +74,53 @@ func cloudFrontPaths(p Purge) []string {
 	return paths
 }
 
+// invalidationBatch is CreateInvalidation's request body.
+type invalidationBatch struct {
+	XMLName         xml.Name `xml:"http://cloudfront.amazonaws.com/doc/2020-05-31/ InvalidationBatch"`
+	CallerReference string   `xml:"CallerReference"`
+	Paths           struct {
+		Quantity int      `xml:"Quantity"`
+		Items    []string `xml:"Items>Path"`
+	} `xml:"Paths"`
+}
+
+// cloudFrontError is the body of a refused request.
+type cloudFrontError struct {
+	Code    string `xml:"Error>Code"`
+	Message string `xml:"Error>Message"`
+}
+
 func (c *cloudFront) Purge(ctx context.Context, p Purge) error {
-	paths := cloudFrontPaths(p)
-	_, err := c.client.CreateInvalidation(ctx, &cloudfront.CreateInvalidationInput{
-		DistributionId: aws.String(c.dist),
-		InvalidationBatch: &cftypes.InvalidationBatch{
-			CallerReference: aws.String("guidepub-" + p.Ref),
-			Paths:           &cftypes.Paths{Quantity: aws.Int32(int32(len(paths))), Items: paths},
-		},
-	})
-	var busy *cftypes.TooManyInvalidationsInProgress
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &busy):
-		return &RetryError{After: cloudFrontBusy, Err: fmt.Errorf("%s: too many invalidations in progress", c)}
-	case errors.Is(err, context.Canceled):
+	batch := invalidationBatch{CallerReference: "guidepub-" + p.Ref}
+	batch.Paths.Items = cloudFrontPaths(p)
+	batch.Paths.Quantity = len(batch.Paths.Items)
+	body, err := xml.Marshal(batch)
+	if err != nil {
 		return err
 	}
-	var api smithy.APIError
-	if errors.As(err, &api) && api.ErrorFault() == smithy.FaultClient {
-		return fmt.Errorf("%s refused the invalidation: %w", c, err)
+	body = append([]byte(xml.Header), body...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+"/2020-05-31/distribution/"+c.dist+"/invalidation", bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
-	return &RetryError{Err: fmt.Errorf("%s: %w", c, err)}
+	req.Header.Set("Content-Type", "text/xml")
+	creds, err := c.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: AWS credentials: %w", c, err)
+	}
+	sum := sha256.Sum256(body)
+	if err := c.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "cloudfront", cloudFrontRegion, time.Now()); err != nil {
+		return err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return unreachable(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var refusal cloudFrontError
+	if resp.StatusCode == http.StatusBadRequest && xml.Unmarshal(data, &refusal) == nil && refusal.Code == "TooManyInvalidationsInProgress" {
+		return &RetryError{After: cloudFrontBusy, Err: fmt.Errorf("%s: too many invalidations in progress", c)}
+	}
+	return answer(resp, data, c.String())
 }

@@ -1,6 +1,10 @@
 package edge
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -11,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 // The CDNs that cannot be reached here are stood in for by local servers
@@ -166,8 +173,8 @@ func (a *cloudFrontAPI) check(r *http.Request, body []byte) ([]string, int, stri
 	if r.Method != http.MethodPost || r.URL.Path != "/2020-05-31/distribution/"+a.dist+"/invalidation" {
 		return nil, http.StatusNotFound, r.Method + " " + r.URL.Path
 	}
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
-		return nil, http.StatusForbidden, "unsigned"
+	if msg := checkSigV4(r, body); msg != "" {
+		return nil, http.StatusForbidden, msg
 	}
 	var batch struct {
 		CallerReference string `xml:"CallerReference"`
@@ -213,6 +220,43 @@ func (a *cloudFrontAPI) check(r *http.Request, body []byte) ([]string, int, stri
 		}
 	}
 	return ids, 0, ""
+}
+
+// checkSigV4 checks the request's SigV4 signature as AWS does: the
+// headers it names signed again with the test's credentials
+// (AKIDEXAMPLE, "secret") at the time it says, for the service
+// cloudfront in us-east-1. It returns why it does not hold, or "".
+func checkSigV4(r *http.Request, body []byte) string {
+	auth := r.Header.Get("Authorization")
+	const scheme = "AWS4-HMAC-SHA256 "
+	if !strings.HasPrefix(auth, scheme) {
+		return "unsigned"
+	}
+	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return "no X-Amz-Date"
+	}
+	var signed []string
+	for _, part := range strings.Split(strings.TrimPrefix(auth, scheme), ", ") {
+		if v, ok := strings.CutPrefix(part, "SignedHeaders="); ok {
+			signed = strings.Split(v, ";")
+		}
+	}
+	again, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	for _, h := range signed {
+		if h != "host" {
+			again.Header.Set(h, r.Header.Get(h))
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), "cloudfront", "us-east-1", at); err != nil {
+		return err.Error()
+	}
+	if again.Header.Get("Authorization") != auth {
+		return "SignatureDoesNotMatch"
+	}
+	return ""
 }
 
 // newCloudFrontServer serves a's API, answering as CloudFront does.
