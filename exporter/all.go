@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/fswatch"
 )
@@ -138,7 +138,7 @@ type scanned struct {
 	published map[string]site.ManifestGuide // summaries by guide id, as the run started
 	current   []string                      // guide id of an up-to-date folder, else ""
 	files     []int                         // files the up-to-date guide published
-	heads     []*records.IDs                // ids of the bundle loaded, or nil
+	heads     []*claims.IDs                 // ids of the bundle loaded, or nil
 	loadErr   []error                       // why the bundle did not load
 	claimed   []bool                        // ids claimed: to publish
 }
@@ -148,7 +148,7 @@ type scanned struct {
 // guide.json and files, no expiry since, every published file still there.
 func (e *Exporter) scan(folders []string) *scanned {
 	s := &scanned{folders: folders, index: map[string]int{}, published: e.records.Summaries(),
-		current: make([]string, len(folders)), files: make([]int, len(folders)), heads: make([]*records.IDs, len(folders)), loadErr: make([]error, len(folders)),
+		current: make([]string, len(folders)), files: make([]int, len(folders)), heads: make([]*claims.IDs, len(folders)), loadErr: make([]error, len(folders)),
 		claimed: make([]bool, len(folders))}
 	for i, f := range folders {
 		s.index[f] = i
@@ -175,7 +175,7 @@ func (e *Exporter) scan(folders []string) *scanned {
 		b, err := e.load(f)
 		s.loadErr[i] = err
 		if b != nil {
-			s.heads[i] = ptr(records.IDsOf(&b.Guide))
+			s.heads[i] = ptr(claims.IDsOf(&b.Guide))
 		}
 	})
 	return s
@@ -294,7 +294,7 @@ func (e *Exporter) publishAll(ctx context.Context, s *scanned, results []GuideRe
 // publishLoaded loads the bundle in folder again and publishes it; head
 // holds the ids claimed for it. Should the bundle have changed its ids
 // since (an upload in between), they are claimed again first.
-func (e *Exporter) publishLoaded(ctx context.Context, folder string, head records.IDs) GuideResult {
+func (e *Exporter) publishLoaded(ctx context.Context, folder string, head claims.IDs) GuideResult {
 	defer e.lockFolder(folder)()
 	fail := func(err error) GuideResult {
 		e.release(head)
@@ -307,7 +307,7 @@ func (e *Exporter) publishLoaded(ctx context.Context, folder string, head record
 	if err != nil {
 		return fail(err)
 	}
-	if ids := records.IDsOf(&b.Guide); !ids.Same(head) {
+	if ids := claims.IDsOf(&b.Guide); !ids.Same(head) {
 		e.release(head)
 		if err := e.claim(folder, ids, e.aliveOnDisk); err != nil {
 			return GuideResult{Folder: folder, GuideID: b.Guide.GuideID, Err: err}

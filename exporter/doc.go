@@ -6,9 +6,10 @@
 //
 // It only orchestrates the stages, each a package that imports only the
 // ones before it: load a bundle (package bundle), claim its ids (package
-// records), decide what it publishes (package render: a pure plan), write
-// that durably into the trees (package write), record what was written
-// (package records). ExportBundle runs them for one bundle folder,
+// claims, checked against what the records say is published), decide
+// what it publishes (package render: a pure plan), write that durably
+// into the trees (package write), record what was written (package
+// records). ExportBundle runs them for one bundle folder,
 // ExportAll for every folder, RemoveBundle undoes them.
 //
 // Exports are incremental: a file whose bytes did not change is not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/moby/locker"
 
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/render"
@@ -54,7 +55,7 @@ type Exporter struct {
 	// in flight.
 	mu      sync.Mutex
 	records *records.Records
-	claims  *records.Claims
+	claims  *claims.Claims
 }
 
 // New returns an Exporter for cfg, used as given (start from
@@ -95,7 +96,7 @@ func Start(cfg Config) (*Exporter, error) {
 		cfg: cfg,
 		plan: render.Settings{URLs: render.URLs{View: cfg.ViewURL, Unbranded: cfg.UnbrandedURL, Embed: cfg.EmbedURL, Base: cfg.BaseURL},
 			SourceName: cfg.SourceName, Limits: cfg.Limits},
-		claims: records.NewClaims(),
+		claims: claims.NewClaims(),
 	}
 	e.w = write.New(write.Config{
 		Public:    write.Tree{FS: cfg.Out, Root: cfg.OutDir, Perm: 0o644},

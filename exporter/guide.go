@@ -2,7 +2,7 @@ package exporter
 
 // The way of one guide, from top to bottom, entering each stage once, in
 // order: ExportBundle checks and locks the folder (lockFolder),
-// loads the bundle (package bundle), claims its ids (records.Claims), and
+// loads the bundle (package bundle), claims its ids (package claims), and
 // publishClaimed publishes it: publish skips a guide whose inputs did not
 // change (fingerprint, upToDate), else takes its plan (render.Guide),
 // writes it (write.Writer.Guide: the files, the guide's record file,
@@ -27,7 +27,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
@@ -55,7 +55,7 @@ func (e *Exporter) ExportBundle(ctx context.Context, folder string) (*GuideResul
 		return res, err
 	}
 	res.GuideID = b.Guide.GuideID
-	if err := e.claim(folder, records.IDsOf(&b.Guide), e.aliveOnDisk); err != nil {
+	if err := e.claim(folder, claims.IDsOf(&b.Guide), e.aliveOnDisk); err != nil {
 		res.Err = err
 		return res, err
 	}
@@ -77,9 +77,9 @@ func (e *Exporter) load(folder string) (*bundle.Bundle, error) {
 }
 
 // claim checks and reserves the ids of guide g in folder (see
-// records.Claims.Claim) and returns the *bundle.Error that rejects g, the
+// claims.Claims.Claim) and returns the *bundle.Error that rejects g, the
 // error of records that could not be read, or nil.
-func (e *Exporter) claim(folder string, g records.IDs, alive records.Alive) error {
+func (e *Exporter) claim(folder string, g claims.IDs, alive claims.Alive) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	problems, err := e.claims.Claim(folder, g, e.records, alive)
@@ -93,7 +93,7 @@ func (e *Exporter) claim(folder string, g records.IDs, alive records.Alive) erro
 }
 
 // release drops the claims g holds.
-func (e *Exporter) release(g records.IDs) {
+func (e *Exporter) release(g claims.IDs) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.claims.Release(g)
@@ -330,7 +330,7 @@ func (e *Exporter) published(g *bundle.Guide, entry *site.ManifestGuide) {
 	if entry != nil {
 		e.records.Set(g.GuideID, *entry)
 	}
-	e.claims.Release(records.IDsOf(g))
+	e.claims.Release(claims.IDsOf(g))
 }
 
 // finish logs res and returns it with its error.
@@ -378,7 +378,7 @@ func (e *Exporter) RemoveBundle(ctx context.Context, folder string) (*GuideResul
 
 // unpublish deletes every file of the published guide id, except those
 // under an id another guide publishes now (the guide a folder holds after
-// its guideId changed, see records.Claims.Claim), then its record, and drops it
+// its guideId changed, see claims.Claims.Claim), then its record, and drops it
 // from the records, which frees its ids.
 func (e *Exporter) unpublish(id string) (GuideResult, error) {
 	mg, ok, err := e.entry(id)

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/exporter/claims"
 )
 
 // Validate checks every bundle folder under dir of fsys as ExportAll would,
@@ -37,7 +37,7 @@ func Validate(fsys afero.Fs, dir string, limits bundle.Limits) ([]GuideResult, e
 		}
 		results[i].GuideID = b.Guide.GuideID
 		results[i].Views = len(b.Guide.Views)
-		if err := e.claim(b.Folder, records.IDsOf(&b.Guide), func(string, string) bool { return true }); err != nil {
+		if err := e.claim(b.Folder, claims.IDsOf(&b.Guide), func(string, string) bool { return true }); err != nil {
 			results[i].Err = err
 		}
 	}

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"slices"
 	"time"
 
 	"github.com/guidepub/guidepub/site"
@@ -188,4 +189,17 @@ func (g *Guide) DefaultView() *View {
 		}
 	}
 	return nil
+}
+
+// PublicIDs returns the top-level public folders guide g claims: its view
+// ids in order, then its alias unless it is one of them.
+func (g *Guide) PublicIDs() []string {
+	ids := make([]string, 0, len(g.Views)+1)
+	for _, v := range g.Views {
+		ids = append(ids, v.ViewID)
+	}
+	if g.Alias != "" && !slices.Contains(ids, g.Alias) {
+		ids = append(ids, g.Alias)
+	}
+	return ids
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/exporter/records/recordstest"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
@@ -58,7 +59,7 @@ func claimDone(t *testing.T, r *Records, folder string, g *bundle.Guide, wait ti
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := NewClaims().Claim(folder, IDsOf(g), r, func(string, string) bool { return true })
+		p, err := claims.NewClaims().Claim(folder, claims.IDsOf(g), r, func(string, string) bool { return true })
 		done <- result{p, err}
 	}()
 	select {

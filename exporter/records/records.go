@@ -569,6 +569,16 @@ func (r *Records) failed() error {
 // guide returns the summary of guide id (its entry without lists of
 // files), for a claim: from memory, or before every record is read, from
 // its record file.
+// PublishedGuide returns the record of the published guide id, and false
+// when none is: what a claim is checked against (claims.Published).
+func (r *Records) PublishedGuide(id string) (site.ManifestGuide, bool, error) { return r.guide(id) }
+
+// PublicIDOwner returns the guide publishing the public id and its
+// record, and false when none does (claims.Published).
+func (r *Records) PublicIDOwner(id string) (string, site.ManifestGuide, bool, error) {
+	return r.owner(id)
+}
+
 func (r *Records) guide(id string) (site.ManifestGuide, bool, error) {
 	r.mu.Lock()
 	mg, ok := r.guides[id]

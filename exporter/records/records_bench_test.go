@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
 )
@@ -107,8 +108,8 @@ func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
 			b.Fatal(err)
 		}
 	}
-	g := IDs{Guide: "gNEW", Public: []string{"vNEW-A", "vNEW-B", "alias-new"}, Views: 2}
-	taken := IDs{Guide: "gNEW2", Public: []string{memoryID(n/2) + "A"}, Views: 1}
+	g := claims.IDs{Guide: "gNEW", Public: []string{"vNEW-A", "vNEW-B", "alias-new"}, Views: 2}
+	taken := claims.IDs{Guide: "gNEW2", Public: []string{memoryID(n/2) + "A"}, Views: 1}
 	alive := func(string, string) bool { return true }
 	var claimed, read time.Duration
 	for b.Loop() {
@@ -118,7 +119,7 @@ func benchmarkClaimAtStart(b *testing.B, n int, cold bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c := NewClaims()
+		c := claims.NewClaims()
 		if p, err := c.Claim("guide-new", g, r, alive); err != nil || p != nil {
 			b.Fatalf("claim of free ids: %v, %v", p, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/claims"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
@@ -24,7 +25,7 @@ func memRecords() *Records {
 
 // claim is c.Claim for a test: an error (records that could not be read)
 // fails it.
-func claim(t *testing.T, c *Claims, folder string, g IDs, m *Records, alive Alive) []bundle.Problem {
+func claim(t *testing.T, c *claims.Claims, folder string, g claims.IDs, m *Records, alive claims.Alive) []bundle.Problem {
 	t.Helper()
 	problems, err := c.Claim(folder, g, m, alive)
 	if err != nil {
@@ -160,7 +161,7 @@ func TestClaims(t *testing.T) {
 		before []*bundle.Guide // claimed first, in folder "f-<guide id>"
 		folder string
 		g      *bundle.Guide
-		alive  Alive
+		alive  claims.Alive
 		want   []string // JSON paths of the problems
 	}{
 		{"free", nil, "f", guide("g", "a", "v"), always, nil},
@@ -178,13 +179,13 @@ func TestClaims(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewClaims()
+			c := claims.NewClaims()
 			for _, b := range tc.before {
-				if p := claim(t, c, "f-"+b.GuideID, IDsOf(b), published, tc.alive); p != nil {
+				if p := claim(t, c, "f-"+b.GuideID, claims.IDsOf(b), published, tc.alive); p != nil {
 					t.Fatalf("setup claim: %v", p)
 				}
 			}
-			problems := claim(t, c, tc.folder, IDsOf(tc.g), published, tc.alive)
+			problems := claim(t, c, tc.folder, claims.IDsOf(tc.g), published, tc.alive)
 			var got []string
 			for _, p := range problems {
 				got = append(got, p.Path)
@@ -195,15 +196,14 @@ func TestClaims(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("problems at %v, want %v (%v)", got, tc.want, problems)
 			}
-			_, claimed := c.guides[tc.g.GuideID]
 			if rejected := len(problems) > 0; rejected {
 				return
 			}
-			if !claimed {
-				t.Fatal("accepted but not claimed")
+			if claim(t, c, "other-"+tc.folder, claims.IDsOf(tc.g), memRecords(), tc.alive) == nil {
+				t.Fatal("accepted but not claimed: another folder claims the same guide")
 			}
-			c.Release(IDsOf(tc.g))
-			if again := claim(t, c, "elsewhere", IDsOf(guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID)), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
+			c.Release(claims.IDsOf(tc.g))
+			if again := claim(t, c, "elsewhere", claims.IDsOf(guide(tc.g.GuideID+"-2", tc.g.Alias, tc.g.Views[0].ViewID)), memRecords(), tc.alive); again != nil && len(tc.before) == 0 {
 				t.Errorf("ids still claimed after release: %v", again)
 			}
 		})
@@ -213,19 +213,19 @@ func TestClaims(t *testing.T) {
 // TestClaimsReleaseKeepsOthers checks that releasing a guide leaves the
 // ids another guide claimed.
 func TestClaimsReleaseKeepsOthers(t *testing.T) {
-	c := NewClaims()
+	c := claims.NewClaims()
 	m := memRecords()
 	a, b := guide("a", "", "va"), guide("b", "", "vb")
 	for _, g := range []*bundle.Guide{a, b} {
-		if p := claim(t, c, "f"+g.GuideID, IDsOf(g), m, nil); p != nil {
+		if p := claim(t, c, "f"+g.GuideID, claims.IDsOf(g), m, nil); p != nil {
 			t.Fatal(p)
 		}
 	}
-	c.Release(IDsOf(a))
-	if p := claim(t, c, "fx", IDsOf(guide("x", "", "vb")), m, nil); len(p) != 1 {
+	c.Release(claims.IDsOf(a))
+	if p := claim(t, c, "fx", claims.IDsOf(guide("x", "", "vb")), m, nil); len(p) != 1 {
 		t.Errorf("view id of a guide still claimed: problems %v, want one", p)
 	}
-	if p := claim(t, c, "fy", IDsOf(guide("y", "", "va")), m, nil); p != nil {
+	if p := claim(t, c, "fy", claims.IDsOf(guide("y", "", "va")), m, nil); p != nil {
 		t.Errorf("released view id: %v", p)
 	}
 }

@@ -73,7 +73,7 @@ func TestGoldenPlans(t *testing.T) {
 		// (by the records stage, in its folder "exported").
 		listing = append(listing, "private/"+site.RecordPath(b.Guide.GuideID), "private/exported/"+b.Guide.GuideID+".json")
 		// And before it, the records' ids index: a file per public id.
-		for _, id := range PublicIDs(&b.Guide) {
+		for _, id := range b.Guide.PublicIDs() {
 			listing = append(listing, "private/exported/ids/"+id)
 		}
 	}

@@ -93,7 +93,7 @@ func Guide(b *bundle.Bundle, s Settings, now time.Time) (*Plan, error) {
 		return nil, fmt.Errorf("guide %s has no default view", g.GuideID)
 	}
 	r := &renderer{g: g, media: b.Media, urls: s.URLs, sourceName: s.SourceName, now: now}
-	p := &Plan{IDs: PublicIDs(g), Views: len(g.Views), Visibility: Visibility(g, now)}
+	p := &Plan{IDs: g.PublicIDs(), Views: len(g.Views), Visibility: Visibility(g, now)}
 	public, err := r.views(b, s, p)
 	if err != nil {
 		return nil, err
@@ -289,19 +289,6 @@ func Record(g *bundle.Guide, revision string, ready bool) site.GuideRecord {
 	}
 	return site.GuideRecord{GuideID: g.GuideID, OwnerID: g.OwnerID, WorkOrderID: g.WorkOrderID, Alias: g.Alias,
 		DefaultViewID: g.DefaultView().ViewID, ViewIDs: viewIDs, Revision: revision, Ready: ready, Webhooks: webhooks}
-}
-
-// PublicIDs returns the top-level public folders guide g claims: its view
-// ids and its alias.
-func PublicIDs(g *bundle.Guide) []string {
-	ids := make([]string, 0, len(g.Views)+1)
-	for _, v := range g.Views {
-		ids = append(ids, v.ViewID)
-	}
-	if g.Alias != "" && !slices.Contains(ids, g.Alias) {
-		ids = append(ids, g.Alias)
-	}
-	return ids
 }
 
 // FormatBytes prints n with a binary unit ("512 B", "1.5 KiB").

@@ -1,11 +1,17 @@
-package records
+// Package claims reserves the ids of the bundles an exporter publishes:
+// the export's second stage, after loading (package bundle) and before
+// rendering (package render). A bundle claims its guide id, view ids and
+// alias, checked against what is published (Published: package records'
+// Records) and the claims in flight, so that two bundles never publish
+// the same id.
+package claims
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
-	"github.com/guidepub/guidepub/exporter/render"
+	"github.com/guidepub/guidepub/site"
 )
 
 // Claims are the ids reserved by exports in flight: a bundle claims its
@@ -15,6 +21,17 @@ import (
 type Claims struct {
 	guides map[string]string // guide id -> folder of the bundle claiming it
 	public map[string]string // view id or alias -> guide id claiming it
+}
+
+// Published is what a claim is checked against: the guides published
+// before (package records' Records is one, read from the private tree).
+type Published interface {
+	// PublishedGuide returns the record of the published guide id, and
+	// false when none is published.
+	PublishedGuide(id string) (site.ManifestGuide, bool, error)
+	// PublicIDOwner returns the guide publishing the public id (a view
+	// id or alias) and its record, and false when none does.
+	PublicIDOwner(id string) (string, site.ManifestGuide, bool, error)
 }
 
 // NewClaims returns an empty set of claims.
@@ -33,13 +50,13 @@ type Alive func(folder, guideID string) bool
 // each between loading them and publishing them.
 type IDs struct {
 	Guide  string
-	Public []string // render.PublicIDs: the view ids in order, then the alias unless it is one
+	Public []string // bundle.Guide.PublicIDs: the view ids in order, then the alias unless it is one
 	Views  int      // how many of Public are view ids
 }
 
 // IDsOf returns the ids guide g claims.
 func IDsOf(g *bundle.Guide) IDs {
-	return IDs{Guide: g.GuideID, Public: render.PublicIDs(g), Views: len(g.Views)}
+	return IDs{Guide: g.GuideID, Public: g.PublicIDs(), Views: len(g.Views)}
 }
 
 // Same reports whether a and b claim the same ids.
@@ -50,7 +67,7 @@ func (a IDs) Same(b IDs) bool {
 // Claim checks that the guide id, view ids and alias of g (in folder)
 // belong to no other guide published in m or claimed, and reserves them.
 // It returns the problems that reject g, and reserves nothing then, or
-// the error of records that could not be read (see Records.Wait).
+// the error of records that could not be read (see records.Records.Wait).
 //
 // The ids of a published guide stay its own until the guide is
 // unpublished (the exporter's RemoveBundle, or its ExportAll finding the
@@ -59,13 +76,13 @@ func (a IDs) Same(b IDs) bool {
 // claiming them is rejected. Only the
 // folder that published a guide may give its ids to the guide it holds now
 // (the exporter unpublishes the old guide right after).
-func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) ([]bundle.Problem, error) {
+func (c *Claims) Claim(folder string, g IDs, m Published, alive Alive) ([]bundle.Problem, error) {
 	file := folder + "/" + bundle.FileName
 	var problems []bundle.Problem
 	add := func(path, format string, args ...any) {
 		problems = append(problems, bundle.Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	mg, ok, err := m.guide(g.Guide)
+	mg, ok, err := m.PublishedGuide(g.Guide)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +118,12 @@ func (c *Claims) Claim(folder string, g IDs, m *Records, alive Alive) ([]bundle.
 // id is free for guide guideID of folder: a claim in flight by another
 // guide, or another guide published in m from another folder, whether or
 // not that folder is still there. One index look-up each (or, before
-// every record is read, one or two file reads: Records.owner).
-func (c *Claims) holder(id, folder, guideID string, m *Records) (string, string, error) {
+// every record is read, one or two file reads: records.Records).
+func (c *Claims) holder(id, folder, guideID string, m Published) (string, string, error) {
 	if gid, ok := c.public[id]; ok && gid != guideID {
 		return gid, c.guides[gid], nil
 	}
-	gid, mg, ok, err := m.owner(id)
+	gid, mg, ok, err := m.PublicIDOwner(id)
 	if err != nil {
 		return "", "", err
 	}
