@@ -336,6 +336,9 @@ func (r *pdfRebuild) copy(o types.Object, k pdfKind, depth int) (types.Object, e
 	}
 	key := pdfMemoKey{nr, k}
 	if n, ok := r.memo[key]; ok {
+		if n == 0 {
+			return nil, nil // copied before, and nothing of it kept
+		}
 		return pdfRef(n), nil
 	}
 	n := r.add(pdfObj{})
@@ -348,6 +351,12 @@ func (r *pdfRebuild) copy(o types.Object, k pdfKind, depth int) (types.Object, e
 		return nil, err
 	}
 	r.objs[n-1] = obj
+	if obj.value == nil {
+		// Nothing of it is kept: the entry referring to it is dropped, as
+		// a reader takes a reference to nothing (its number stays null).
+		r.memo[key] = 0
+		return nil, nil
+	}
 	return pdfRef(n), nil
 }
 

@@ -427,3 +427,29 @@ func TestRebuildPDFRefusesPackedFilters(t *testing.T) {
 		t.Errorf("Check: %v", err)
 	}
 }
+
+// TestRebuildPDFKeepsEmbeddedCMap: a Type 0 font whose encoding is an
+// embedded CMap stream keeps it (the rebuild dropped it when it took an
+// encoding for a name or a dictionary only), and its ToUnicode CMap too.
+func TestRebuildPDFKeepsEmbeddedCMap(t *testing.T) {
+	cmap := "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Custom def 1 begincodespacerange <00> <FF> endcodespacerange 1 begincidrange <00> <FF> 0 endcidrange endcmap CMapName currentdict /CMap defineresource pop end end"
+	doc := mediatest.PDFObjects([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+		"<< /Type /Font /Subtype /Type0 /BaseFont /Custom /Encoding 6 0 R /ToUnicode 8 0 R /DescendantFonts [7 0 R] >>",
+		mediatest.PDFStream("", "BT /F1 12 Tf 10 50 Td <41> Tj ET"),
+		mediatest.PDFStream("/Type /CMap /CMapName /Custom /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >>", cmap),
+		"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Custom /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 500 >>",
+		mediatest.PDFStream("", strings.ReplaceAll(cmap, "/Custom", "/ToUni")),
+	}, "/Root 1 0 R")
+	got := string(rebuildPDF(t, doc))
+	if strings.Contains(got, "obj\nnull") {
+		t.Errorf("the rebuilt PDF refers to an object it emptied:\n%s", got)
+	}
+	for _, want := range []string{"/Encoding ", "/ToUnicode ", "/CMapName/Custom", "/CMapName /Custom def", "/CMapName /ToUni def", "/Registry(Adobe)"} {
+		if !strings.Contains(strings.ReplaceAll(got, " /", "/"), strings.ReplaceAll(want, " /", "/")) {
+			t.Errorf("the rebuilt font lost %q:\n%s", want, got)
+		}
+	}
+}

@@ -26,7 +26,7 @@ const (
 	pdfFontDesc      // a font descriptor
 	pdfFontFile      // an embedded font program
 	pdfCIDSystemInfo // a CID font's character collection
-	pdfEncoding      // a simple font's encoding: a name or a dictionary
+	pdfEncoding      // a font's encoding: a name, a dictionary, or (Type 0) a CMap stream
 	pdfCMap          // a CMap: a name or a stream (ToUnicode, a Type 0 encoding)
 	pdfXObject       // an image or a form, by its Subtype
 	pdfImage         // an image XObject

@@ -22,7 +22,7 @@ func init() {
 		pdfMask:       nameOr(pdfNone, pdfNumber, pdfImage),
 		pdfSoftMask:   nameOr(pdfSoftMask, pdfNone, pdfNone),
 		pdfTransfer:   nameOr(pdfFunction, pdfFunction, pdfFunction),
-		pdfEncoding:   nameOr(pdfEncoding, pdfNone, pdfNone),
+		pdfEncoding:   nameOr(pdfEncoding, pdfNone, pdfCMap), // a Type 0 font's is a CMap
 		pdfCMap:       nameOr(pdfNone, pdfNone, pdfCMap),
 		pdfLookup:     (*pdfRebuild).lookup,
 	}

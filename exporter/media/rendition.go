@@ -58,7 +58,7 @@ const renditionVersion = "guidepub rendition v3 dct-scaled bilinear-halving q80"
 // Version changes whenever what is published of an image or a PDF changes
 // (what Strip and RebuildPDF keep, the renditions' widths and bytes): the
 // exporter counts it among its settings, so that a new version re-exports every guide.
-const Version = "strip-v3 pdf-v3-rebuilt " + renditionVersion + " 480,960,1600"
+const Version = "strip-v3 pdf-v4-rebuilt " + renditionVersion + " 480,960,1600"
 
 // DecodeScale returns the scale (1, 2, 4 or 8: each dimension divided by
 // it) at which Renditions decodes an image of format f, width pixels
