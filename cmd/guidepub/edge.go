@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -24,12 +22,7 @@ func purgeFlags() []cli.Flag {
 
 // purgesDir is where the purges owed to the CDN wait, in the private
 // tree of cfg: one folder per shard, as the outbox.
-func purgesDir(cfg exporter.Config) string {
-	if cfg.Shards > 1 {
-		return filepath.Join(cfg.PrivateDir, fmt.Sprintf("%s-%d-of-%d", site.PurgesDir, cfg.Shard, cfg.Shards))
-	}
-	return filepath.Join(cfg.PrivateDir, site.PurgesDir)
-}
+func purgesDir(cfg exporter.Config) string { return shardDir(cfg, site.PurgesDir) }
 
 // treeOriginLag is how long a purge waits when the CDN reads the tree
 // through an origin server: guidepub serve sees a renamed file up to

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,32 +293,6 @@ func waitLog(t testing.TB, p *proc, what string) {
 	eventually(t, "the log to say "+what, func() bool { return strings.Contains(p.out.String(), what) })
 }
 
-// purgeGate stands between watch and the edge's purge port: while down it
-// answers 503, as a CDN outage does; up, it passes each purge on.
-type purgeGate struct {
-	edge string
-	down atomic.Bool
-	seen atomic.Int64
-}
-
-func (g *purgeGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.seen.Add(1)
-	if g.down.Load() {
-		http.Error(w, "edge down", http.StatusServiceUnavailable)
-		return
-	}
-	req, _ := http.NewRequest(r.Method, g.edge+r.URL.Path, nil)
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
-}
-
 // TestEdgeAfterOutageAndCrash: the edge's purges fail (an outage) when a
 // view hides its address and photos; the watcher is killed (kill -9)
 // while they fail, and started again once the edge is back: the hide's
@@ -327,8 +300,8 @@ func (g *purgeGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing of what the view hides.
 func TestEdgeAfterOutageAndCrash(t *testing.T) {
 	s := startEdgeSite(t)
-	gate := &purgeGate{edge: s.edge}
-	gate.down.Store(true)
+	gate := &varnishtest.PurgeGate{Edge: s.edge}
+	gate.Down.Store(true)
 	proxy := httptest.NewServer(gate)
 	defer proxy.Close()
 	args := []string{"watch", "--src", s.src, "--out", s.out, "--private", s.priv, "--purge", "varnish+" + proxy.URL}
@@ -341,7 +314,7 @@ func TestEdgeAfterOutageAndCrash(t *testing.T) {
 	waitLog(t, watch, "watching for uploads")
 	hideOnDefaultView(t, s.src, "301-king-st-e", "address", "photos")
 	waitLog(t, watch, "guide exported")
-	eventually(t, "a purge to be tried during the outage", func() bool { return gate.seen.Load() > 0 })
+	eventually(t, "a purge to be tried during the outage", func() bool { return gate.Tried.Load() > 0 })
 	if err := watch.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +328,7 @@ func TestEdgeAfterOutageAndCrash(t *testing.T) {
 	if leaked == 0 {
 		t.Fatal("the edge followed the hide without a purge: the test shows nothing")
 	}
-	gate.down.Store(false)
+	gate.Down.Store(false)
 	startProc(t, s.bin, args...)
 	eventually(t, "the edge to stop serving the hidden street after the restart", func() bool {
 		for _, u := range hiding {

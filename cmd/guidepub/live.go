@@ -44,11 +44,16 @@ func metricsFlag() []cli.Flag {
 // outboxDir is where live publishing keeps what is still to upload, in
 // the private tree of cfg: one folder per shard, as the records, since
 // one process at a time uses an outbox and shards publish side by side.
-func outboxDir(cfg exporter.Config) string {
+func outboxDir(cfg exporter.Config) string { return shardDir(cfg, site.OutboxDir) }
+
+// shardDir is the folder name of the private tree of cfg, one per shard
+// when the export is sharded (name-i-of-n), since one process at a time
+// uses such a folder and shards run side by side.
+func shardDir(cfg exporter.Config, name string) string {
 	if cfg.Shards > 1 {
-		return filepath.Join(cfg.PrivateDir, fmt.Sprintf("%s-%d-of-%d", site.OutboxDir, cfg.Shard, cfg.Shards))
+		return filepath.Join(cfg.PrivateDir, fmt.Sprintf("%s-%d-of-%d", name, cfg.Shard, cfg.Shards))
 	}
-	return filepath.Join(cfg.PrivateDir, site.OutboxDir)
+	return filepath.Join(cfg.PrivateDir, name)
 }
 
 // openLive opens the --publish bucket and returns the live publisher for

@@ -158,8 +158,13 @@ func (e *env) openPublishEdge(c *cli.Context) (*edge.Edge, func(), error) {
 	if c.String("private") == "" {
 		return nil, nil, usagef("--purge needs --private: the purges owed wait there until the CDN takes them")
 	}
-	cfg := exporter.Config{PrivateDir: filepath.Clean(c.String("private"))}
-	return e.openEdge(c, cfg, newLogger(e.stderr, slog.LevelWarn), nil)
+	return e.openEdge(c, publishEdgeConfig(c), newLogger(e.stderr, slog.LevelWarn), nil)
+}
+
+// publishEdgeConfig is the export configuration publish's purge queue is
+// found by: the private tree of --private.
+func publishEdgeConfig(c *cli.Context) exporter.Config {
+	return exporter.Config{PrivateDir: filepath.Clean(c.String("private"))}
 }
 
 // purgeAllAfter queues a purge of everything and waits for the CDN to
@@ -172,7 +177,7 @@ func purgeAllAfter(c *cli.Context, purges *edge.Edge, stdout io.Writer) error {
 	done := make(chan struct{})
 	go func() { purges.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	return waitPurges(c, purges, filepath.Join(c.String("private"), site.PurgesDir), stdout)
+	return waitPurges(c, purges, purgesDir(publishEdgeConfig(c)), stdout)
 }
 
 // exportRecords returns the records of the export in the private tree

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,32 +29,6 @@ import (
 // while the edge refuses every purge (an outage) and the process dies
 // before one goes through; a new process sends the owed purges once the
 // edge is back. The edge's answer to every URL is the channel.
-
-// purgeGate answers 503 while down, as an edge in an outage; up, it
-// passes each purge on to the edge.
-type purgeGate struct {
-	edge  string
-	down  atomic.Bool
-	tried atomic.Int64
-}
-
-func (g *purgeGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.tried.Add(1)
-	if g.down.Load() {
-		http.Error(w, "edge down", http.StatusServiceUnavailable)
-		return
-	}
-	req, _ := http.NewRequest(r.Method, g.edge+r.URL.Path, nil)
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
-}
 
 // throughEdge runs the edge scenario on c and returns the edge channel.
 func throughEdge(t *testing.T, c *corpus) []channel {
@@ -78,8 +51,8 @@ func throughEdge(t *testing.T, c *corpus) []channel {
 	urls := publicURLs(t, out)
 	fetchAll(t, edgeURL, urls) // warm
 
-	gate := &purgeGate{edge: edgeURL}
-	gate.down.Store(true)
+	gate := &varnishtest.PurgeGate{Edge: edgeURL}
+	gate.Down.Store(true)
 	gateSrv := httptest.NewServer(gate)
 	t.Cleanup(gateSrv.Close)
 	purger, err := edge.Parse("varnish+"+gateSrv.URL, nil)
@@ -99,7 +72,7 @@ func throughEdge(t *testing.T, c *corpus) []channel {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); gate.tried.Load() < 2; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); gate.Tried.Load() < 2; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no purge was tried during the outage")
 		}
@@ -111,7 +84,7 @@ func throughEdge(t *testing.T, c *corpus) []channel {
 		t.Fatal("the edge served nothing the views now hide before its purges: the scenario tests nothing")
 	}
 
-	gate.down.Store(false) // the edge is back; a new process
+	gate.Down.Store(false) // the edge is back; a new process
 	q = openEdge(t, ecfg)
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
