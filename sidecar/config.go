@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/guidepub/guidepub/sidecar/privatetree"
+
 	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/afero"
@@ -26,7 +28,12 @@ const SigningKeySecret = "authtoken-signing-key"
 // Config configures Events and Server. Build it in cmd and pass the same
 // value to NewEvents and New.
 type Config struct {
-	// PrivateFS and PrivateDir locate the private tree the exporter writes.
+	// Private is the private tree the exporter writes, in a bucket
+	// (privatetree.Bucket) or a folder; nil: the folder PrivateDir of
+	// PrivateFS.
+	Private privatetree.Tree
+	// PrivateFS and PrivateDir locate the private tree in a folder when
+	// Private is nil.
 	PrivateFS  afero.Fs
 	PrivateDir string
 	// ViewURL and BaseURL are the public view host and the Portal API host;
@@ -101,18 +108,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// root returns the private tree as a file system rooted at PrivateDir; no
-// name opened through it can leave that folder.
-func (cfg Config) root() afero.Fs {
-	if cfg.PrivateDir == "" || cfg.PrivateDir == "." {
-		return cfg.PrivateFS
+// root returns the private tree: Private, or the folder PrivateDir of
+// PrivateFS, out of which no name read through it can lead.
+func (cfg Config) root() privatetree.Tree {
+	if cfg.Private != nil {
+		return cfg.Private
 	}
-	return afero.NewBasePathFs(cfg.PrivateFS, cfg.PrivateDir)
+	return privatetree.Folder(cfg.PrivateFS, cfg.PrivateDir)
 }
 
 // DefaultConfig returns the settings "guidepub sidecar" starts from: 100
 // Portal API requests per second per app, the DefaultTokenCacheTTL and
-// the system clock. PrivateFS and PrivateDir are left to the caller.
+// the system clock. The private tree is left to the caller.
 func DefaultConfig() Config {
 	return Config{RateLimit: 100, TokenCacheTTL: DefaultTokenCacheTTL, Clock: clock.System()}
 }
@@ -121,7 +128,7 @@ func DefaultConfig() Config {
 // (joined), or nil.
 func (cfg Config) Validate() error {
 	var p config.Problems
-	p.Add(cfg.PrivateFS != nil, "PrivateFS", "is required")
+	p.Add(cfg.Private != nil || cfg.PrivateFS != nil, "PrivateFS", "is required (or Private)")
 	p.Add(cfg.RateLimit >= 0 && cfg.RateLimit <= 1e9, "RateLimit", "must be between 0 and 1e9, got %v", cfg.RateLimit)
 	p.Add(cfg.Burst >= 0, "Burst", "must not be negative, got %d", cfg.Burst)
 	p.Add(cfg.TokenCacheTTL >= 0, "TokenCacheTTL", "must not be negative, got %s", cfg.TokenCacheTTL)

@@ -10,15 +10,15 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
 	"github.com/maypok86/otter/v2"
-	"github.com/spf13/afero"
 )
 
 // Errors of Events. The Portal API answers both with 404 not_found.
@@ -33,7 +33,7 @@ var (
 // Events reads ready events from the private tree, adds a fresh authtoken,
 // and queues their deliveries. It is safe for concurrent use.
 type Events struct {
-	root   afero.Fs
+	root   privatetree.Tree
 	queue  *delivery.Queue
 	signer *authtoken.Signer
 	logger *slog.Logger
@@ -82,12 +82,11 @@ func (g *guide) weight(id string) uint32 {
 	return uint32(min(w, 1<<32-1))
 }
 
-// stamp identifies one version of a file: exporters replace files by
-// rename, which changes the modification time.
+// stamp identifies one version of a file (privatetree.Info.Version).
 type stamp struct {
-	size     int64
-	modNanos int64
-	exists   bool
+	size    int64
+	version string
+	exists  bool
 }
 
 // Recheck is how long a guide read from the private tree is served to the
@@ -143,7 +142,7 @@ func NewEvents(cfg Config, st *store.Store, q *delivery.Queue) (*Events, error) 
 // returns ErrGuideNotFound, ErrNotReady, or an error reading the private
 // tree.
 func (ev *Events) Object(ctx context.Context, guideID string) (*site.ReadyEvent, error) {
-	g, err := ev.guide(guideID, true)
+	g, err := ev.guide(ctx, guideID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func (ev *Events) Object(ctx context.Context, guideID string) (*site.ReadyEvent,
 // bundle deleted and uploaded again unchanged), or ErrGuideNotFound,
 // ErrNotReady, or a queue error.
 func (ev *Events) Enqueue(ctx context.Context, guideID string) (queued []delivery.Delivery, sentBefore int, err error) {
-	g, err := ev.guide(guideID, true)
+	g, err := ev.guide(ctx, guideID, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -177,7 +176,7 @@ func (ev *Events) Enqueue(ctx context.Context, guideID string) (queued []deliver
 // again, whether or not it was sent before: the dispatch endpoint. Errors
 // as for Enqueue.
 func (ev *Events) Dispatch(ctx context.Context, guideID string) ([]delivery.Delivery, error) {
-	g, err := ev.guide(guideID, true)
+	g, err := ev.guide(ctx, guideID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +230,7 @@ func (ev *Events) render(g *guide) []byte {
 // record and event files are unchanged; unless fresh, a guide checked less
 // than Recheck ago is returned without looking at its files. It returns
 // ErrGuideNotFound or an error reading or decoding the private tree.
-func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
+func (ev *Events) guide(ctx context.Context, guideID string, fresh bool) (*guide, error) {
 	if !site.ValidID.MatchString(guideID) {
 		return nil, ErrGuideNotFound
 	}
@@ -242,7 +241,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 			return g, nil
 		}
 	}
-	recStamp, err := ev.stamp(site.RecordPath(guideID))
+	recStamp, err := ev.stamp(ctx, site.RecordPath(guideID))
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +251,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 		}
 		return nil, ErrGuideNotFound
 	}
-	evStamp, err := ev.stamp(site.EventPath(guideID))
+	evStamp, err := ev.stamp(ctx, site.EventPath(guideID))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +259,7 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 		g.checked.Store(now)
 		return g, nil
 	}
-	g, err = ev.load(guideID, recStamp, evStamp)
+	g, err = ev.load(ctx, guideID, recStamp, evStamp)
 	if err != nil {
 		return nil, err
 	}
@@ -269,9 +268,9 @@ func (ev *Events) guide(guideID string, fresh bool) (*guide, error) {
 	return g, nil
 }
 
-func (ev *Events) load(guideID string, recStamp, evStamp stamp) (*guide, error) {
+func (ev *Events) load(ctx context.Context, guideID string, recStamp, evStamp stamp) (*guide, error) {
 	g := &guide{recStamp: recStamp, evStamp: evStamp}
-	if err := ev.readJSON(site.RecordPath(guideID), &g.record); err != nil {
+	if err := ev.readJSON(ctx, site.RecordPath(guideID), &g.record); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrGuideNotFound
 		}
@@ -284,7 +283,7 @@ func (ev *Events) load(guideID string, recStamp, evStamp stamp) (*guide, error) 
 		return g, nil
 	}
 	var e site.ReadyEvent
-	if err := ev.readJSON(site.EventPath(guideID), &e); err != nil {
+	if err := ev.readJSON(ctx, site.EventPath(guideID), &e); err != nil {
 		if errors.Is(err, fs.ErrNotExist) { // removed since the stat: not ready now
 			return g, nil
 		}
@@ -307,22 +306,19 @@ func (ev *Events) load(guideID string, recStamp, evStamp stamp) (*guide, error) 
 	return g, nil
 }
 
-func (ev *Events) stamp(name string) (stamp, error) {
-	fi, err := ev.root.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+func (ev *Events) stamp(ctx context.Context, name string) (stamp, error) {
+	info, err := ev.root.Stat(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return stamp{}, nil
 	}
 	if err != nil {
-		return stamp{}, fmt.Errorf("stat %s: %w", name, err)
+		return stamp{}, err
 	}
-	if !fi.Mode().IsRegular() {
-		return stamp{}, nil
-	}
-	return stamp{size: fi.Size(), modNanos: fi.ModTime().UnixNano(), exists: true}, nil
+	return stamp{size: info.Size, version: info.Version, exists: true}, nil
 }
 
-func (ev *Events) readJSON(name string, v any) error {
-	b, err := afero.ReadFile(ev.root, name)
+func (ev *Events) readJSON(ctx context.Context, name string, v any) error {
+	b, _, err := privatetree.ReadAll(ctx, ev.root, name)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}

@@ -98,7 +98,7 @@ func (s *Server) handleRetry(w http.ResponseWriter, r *http.Request) {
 // owner owns it: ErrGuideNotFound (404) or errPermissionDenied (403). fresh:
 // see Events.guide.
 func (s *Server) ownedGuide(r *http.Request, fresh bool) (*guide, error) {
-	g, err := s.events.guide(r.PathValue("guideId"), fresh)
+	g, err := s.events.guide(r.Context(), r.PathValue("guideId"), fresh)
 	if err != nil {
 		return nil, err
 	}

@@ -8,14 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"path"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
+
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 
 	"github.com/guidepub/guidepub/site"
-	"github.com/spf13/afero"
 )
 
 // PrivateCacheControl is the Cache-Control of private documents: no shared
@@ -41,7 +39,7 @@ func (s *Server) handlePrivate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := site.PrivateDocPath(guideID, rel)
-	f, fi, err := s.openRegular(name)
+	f, info, err := s.root.Open(r.Context(), name)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.writeError(w, r, notFound("no such document"))
 		return
@@ -51,7 +49,7 @@ func (s *Server) handlePrivate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	etag, err := s.etags.get(name, fi, f)
+	etag, err := s.etags.get(name, info, f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -61,7 +59,7 @@ func (s *Server) handlePrivate(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", PrivateCacheControl)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("ETag", etag)
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	http.ServeContent(w, r, "", info.ModTime, f)
 }
 
 // safeRel reports whether rel is a plain relative slash path: no empty,
@@ -83,57 +81,16 @@ func safeRel(rel string) bool {
 	return true
 }
 
-// openRegular opens name in the private tree if every element of it is a
-// real folder or, for the last, a regular file: symlinks are refused, so
-// nothing outside the tree is served. Refusals are fs.ErrNotExist.
-func (s *Server) openRegular(name string) (afero.File, fs.FileInfo, error) {
-	lst, canLstat := s.root.(afero.Lstater)
-	els := strings.Split(name, "/")
-	var fi fs.FileInfo
-	for i := range els {
-		p := path.Join(els[:i+1]...)
-		var err error
-		if canLstat {
-			fi, _, err = lst.LstatIfPossible(p)
-		} else {
-			fi, err = s.root.Stat(p)
-		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, nil, fs.ErrNotExist
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("stat %s: %w", p, err)
-		}
-		last := i == len(els)-1
-		if fi.Mode()&fs.ModeSymlink != 0 || (!last && !fi.IsDir()) || (last && !fi.Mode().IsRegular()) {
-			return nil, nil, fs.ErrNotExist
-		}
-	}
-	f, err := s.root.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fs.ErrNotExist
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	fi, err = f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fs.ErrNotExist
-	}
-	return f, fi, nil
-}
-
-// etagCache remembers the content hash of private documents by name, size
-// and modification time, so large files are hashed once per version.
+// etagCache remembers the content hash of private documents by name and
+// version, so a large file is hashed once per version; a version whose
+// hash the tree knows (an object's metadata) is not read at all.
 type etagCache struct {
 	mu      sync.Mutex
 	entries map[string]etagEntry
 }
 
 type etagEntry struct {
-	size    int64
-	modTime time.Time
+	version string
 	etag    string
 }
 
@@ -141,13 +98,17 @@ const maxCachedETags = 10000
 
 func newETagCache() *etagCache { return &etagCache{entries: make(map[string]etagEntry)} }
 
-// get returns the strong ETag of f (its name, size and mtime as in fi),
-// hashing the content when it is not cached; f is left at offset 0.
-func (c *etagCache) get(name string, fi fs.FileInfo, f afero.File) (string, error) {
+// get returns the strong ETag of f (the version info of name): the first
+// 128 bits of its SHA-256 in hex, hashing the content when neither the
+// tree nor the cache knows it; f is left at offset 0.
+func (c *etagCache) get(name string, info privatetree.Info, f io.ReadSeeker) (string, error) {
+	if len(info.SHA256) == 64 {
+		return `"` + info.SHA256[:32] + `"`, nil
+	}
 	c.mu.Lock()
 	e, ok := c.entries[name]
 	c.mu.Unlock()
-	if ok && e.size == fi.Size() && e.modTime.Equal(fi.ModTime()) {
+	if ok && e.version == info.Version {
 		return e.etag, nil
 	}
 	h := sha256.New()
@@ -162,7 +123,7 @@ func (c *etagCache) get(name string, fi fs.FileInfo, f afero.File) (string, erro
 	if len(c.entries) >= maxCachedETags {
 		clear(c.entries)
 	}
-	c.entries[name] = etagEntry{size: fi.Size(), modTime: fi.ModTime(), etag: etag}
+	c.entries[name] = etagEntry{version: info.Version, etag: etag}
 	c.mu.Unlock()
 	return etag, nil
 }

@@ -14,13 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guidepub/guidepub/sidecar/privatetree"
+
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site/openapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/spf13/afero"
 )
 
 // Server is the sidecar's HTTP handler: /api/v1/... (with the OpenAPI
@@ -28,7 +29,7 @@ import (
 // /metrics. It is safe for concurrent use.
 type Server struct {
 	cfg     Config
-	root    afero.Fs
+	root    privatetree.Tree
 	store   *store.Store
 	queue   *delivery.Queue
 	events  *Events
@@ -80,7 +81,7 @@ func New(cfg Config, st *store.Store, q *delivery.Queue, ev *Events) (*Server, e
 	mux := http.NewServeMux()
 	s.routes(mux)
 	s.handler = s.observe(s.CleanPaths(mux))
-	cfg.Logger.Info("sidecar ready", "baseUrl", cfg.BaseURL, "viewUrl", cfg.ViewURL, "privateDir", cfg.PrivateDir,
+	cfg.Logger.Info("sidecar ready", "baseUrl", cfg.BaseURL, "viewUrl", cfg.ViewURL, "private", s.root.String(),
 		"rateLimit", cfg.RateLimit, "burst", cfg.Burst)
 	return s, nil
 }

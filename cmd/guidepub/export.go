@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/guidepub/guidepub/site/bucket"
 
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
@@ -155,15 +156,10 @@ func (e *env) runExport(c *cli.Context) error {
 	return nil
 }
 
-// urlScheme matches the start of a URL: a value with it is never taken
-// for a folder (it would make one named "s3:", say, in the working
-// directory).
-var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
-
 // notURL returns a *usageError when the value of the folder flag flag
 // is a URL.
 func notURL(flag, value string) error {
-	if !urlScheme.MatchString(value) {
+	if !bucket.IsURL(value) {
 		return nil
 	}
 	hint := ""

@@ -13,6 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/sidecar/privatetree"
+	"github.com/guidepub/guidepub/site/bucket"
+	"gocloud.dev/blob"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/afero"
@@ -37,7 +42,11 @@ func storeDSN(c *cli.Context) (string, error) {
 	if dsn := c.String("store"); dsn != "" {
 		return dsn, nil
 	}
-	if priv := c.String("private"); priv != "" {
+	priv := c.String("private")
+	if bucket.IsURL(priv) {
+		return "", usagef("--store is required when --private is a bucket (the SQLite file goes in a folder)")
+	}
+	if priv != "" {
 		return filepath.Join(priv, defaultStoreFile), nil
 	}
 	return "", usagef("--store or --private is required")
@@ -256,6 +265,7 @@ func parseSigningKeys(values []string) ([][]byte, error) {
 // serves Server alone, "dev" mounts it beside the static server, "watch"
 // and "export" use Events to queue ready events.
 type sidecarParts struct {
+	Bucket   *blob.Bucket // the private tree's, when --private is one; else nil
 	Store    *store.Store
 	Queue    *delivery.Queue
 	Events   *sidecar.Events
@@ -272,30 +282,58 @@ func openSidecar(ctx context.Context, cfg sidecarConfig) (*sidecarParts, error) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	st, err := store.Open(ctx, cfg.Store, logger)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	dcfg, scfg := cfg.configs(reg)
+	var b *blob.Bucket
+	if bucket.IsURL(cfg.Private) {
+		var err error
+		if b, err = bucket.Open(ctx, cfg.Private); err != nil {
+			return nil, fmt.Errorf("--private: %w", err)
+		}
+		scfg.Private = privatetree.Bucket(b, publish.RedactURL(cfg.Private))
+	}
+	st, err := store.Open(ctx, cfg.Store, logger)
+	if err != nil {
+		closeBucket(b)
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	parts, err := buildSidecar(ctx, cfg, st, reg, dcfg, scfg)
+	if err != nil {
+		closeBucket(b)
+		st.Close()
+		return nil, err
+	}
+	parts.Bucket = b
+	return parts, nil
+}
+
+// closeBucket closes b, if any.
+func closeBucket(b *blob.Bucket) {
+	if b != nil {
+		b.Close()
+	}
+}
+
+// buildSidecar builds the queue, events and HTTP handler of cfg on st.
+func buildSidecar(ctx context.Context, cfg sidecarConfig, st *store.Store, reg *prometheus.Registry, dcfg delivery.Config, scfg sidecar.Config) (*sidecarParts, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	q, err := delivery.New(st, dcfg)
 	if err != nil {
-		st.Close()
 		return nil, fmt.Errorf("delivery queue: %w", err)
 	}
 	if scfg.OAuth, err = openOAuth(ctx, cfg, st, logger); err != nil {
-		st.Close()
 		return nil, err
 	}
 	ev, err := sidecar.NewEvents(scfg, st, q)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	srv, err := sidecar.New(scfg, st, q, ev)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	return &sidecarParts{Store: st, Queue: q, Events: ev, Server: srv, Registry: reg}, nil
@@ -309,6 +347,7 @@ func (p *sidecarParts) Start(ctx context.Context) error { return p.Queue.Start(c
 // done, and closes the store. It returns the first error.
 func (p *sidecarParts) Close(ctx context.Context) error {
 	err := p.Queue.Stop(ctx)
+	closeBucket(p.Bucket)
 	return errors.Join(err, p.Store.Close())
 }
 
@@ -343,7 +382,7 @@ func (e *env) runSidecarCommand(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(cfg.Private); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(cfg.Private); !bucket.IsURL(cfg.Private) && (err != nil || !fi.IsDir()) {
 		return usagef("--private %s is not a folder", cfg.Private)
 	}
 	limitMemoryTo(sidecarMemoryBudget(), logger)

@@ -16,18 +16,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guidepub/guidepub/site/bucket"
+
 	"github.com/schollz/progressbar/v3"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/guidepub/guidepub/site"
-
 	// Bucket URL schemes publish understands.
-	_ "gocloud.dev/blob/azureblob"
-	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/memblob"
-	_ "gocloud.dev/blob/s3blob"
 )
 
 // Defaults of Config.
@@ -43,7 +39,7 @@ const MaxPlanned = 10000
 // MetadataHash is the object metadata key holding the hex SHA-256 of the
 // uploaded bytes; it tells an unchanged object where the listing has no
 // MD5, and it is guidepub's mark on every object it writes (see Owned).
-const MetadataHash = "guidepub-sha256"
+const MetadataHash = bucket.MetadataHash
 
 // Owned reports whether an object whose metadata is md was written by
 // guidepub: it carries MetadataHash with a hex SHA-256. It is the one rule
@@ -80,7 +76,7 @@ func ParseEncoding(s string) (site.Encoding, error) {
 // mem://; see gocloud.dev/blob). It returns an error for an unknown scheme
 // or bad options.
 func OpenBucket(ctx context.Context, url string) (*blob.Bucket, error) {
-	return blob.OpenBucket(ctx, url)
+	return bucket.Open(ctx, url)
 }
 
 // Change is one planned change of the bucket.
