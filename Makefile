@@ -2,6 +2,7 @@
 GO        ?= go
 PKGS      ?= ./...
 STATICCHECK_VERSION ?= v0.8.2
+KUBECONFORM_VERSION ?= v0.8.0
 BIN       ?= bin/guidepub
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
@@ -36,7 +37,7 @@ test: ## run every test (set GUIDEPUB_TEST_REQUIRE=1 to fail instead of skip whe
 
 OPENAPI_LINT = site/openapi/lint
 
-lint: ## gofmt, go mod tidy, go vet, no function over 80 lines, staticcheck and Redocly's OpenAPI linter
+lint: ## gofmt, go mod tidy, go vet, no function over 80 lines, staticcheck, Redocly's OpenAPI linter and kubeconform on deploy/kubernetes
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
@@ -47,6 +48,7 @@ lint: ## gofmt, go mod tidy, go vet, no function over 80 lines, staticcheck and 
 	  --config $(OPENAPI_LINT)/redocly.yaml --max-problems 50 site/openapi/openapi.json 2>&1); st=$$?; echo "$$out"; \
 	  [ $$st -eq 0 ] || exit $$st; if echo "$$out" | grep -Eq 'You have [0-9]+ warnings?'; then \
 	  echo "openapi.json: fix the warnings, or explain them in $(OPENAPI_LINT)/.redocly.lint-ignore.yaml"; exit 1; fi
+	GO=$(GO) KUBECONFORM_VERSION=$(KUBECONFORM_VERSION) deploy/kubernetes/lint/lint.sh
 
 BENCH     ?= .
 
