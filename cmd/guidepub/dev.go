@@ -127,7 +127,7 @@ func (e *env) runDev(c *cli.Context) error {
 	}
 	defer static.Close()
 	// Live publishing's metrics join the sidecar's at /metrics.
-	live, closeLive, err := e.openLive(c, d.cfg, logger, parts.Registry)
+	live, closeLive, err := e.openLive(c, d.cfg, logger, parts.Registry, false)
 	if err != nil {
 		parts.Close(c.Context)
 		return err

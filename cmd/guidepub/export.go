@@ -90,7 +90,12 @@ func (e *env) runExport(c *cli.Context) error {
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	limitMemoryTo(cfg.MemoryBudget(), logger)
 	warnLocalURLs(c, logger)
-	live, closeLive, err := e.openLive(c, cfg, logger, nil)
+	mirror, fromBucket, closeMirror, err := e.openMirror(c, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeMirror()
+	live, closeLive, err := e.openLive(c, cfg, logger, nil, fromBucket > 0)
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ func (e *env) runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pipe := pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Clock: cfg.Clock, Logger: logger})
+	pipe := pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Private: mirror, Clock: cfg.Clock, Logger: logger})
 	// Uploads left by an earlier run start at once, before the export.
 	ctx, cancel := context.WithCancel(c.Context)
 	piped := make(chan struct{})
@@ -147,6 +152,13 @@ func (e *env) runExport(c *cli.Context) error {
 		}
 		fmt.Fprintln(e.stdout, "published to", to)
 	}
+	if mirror != nil {
+		to := publish.RedactURL(c.String("private"))
+		if err := mirror.SyncDirty(c.Context); err != nil {
+			return fmt.Errorf("private tree not all in %s: %w; the next export or watch with this --private mirrors the rest", to, publish.RedactError(err, c.String("private")))
+		}
+		fmt.Fprintln(e.stdout, "private tree in", to)
+	}
 	if err := waitPurges(c, purges, purgesDir(cfg), e.stdout); err != nil {
 		return err
 	}
@@ -167,7 +179,7 @@ func notURL(flag, value string) error {
 	case "out":
 		hint = "; to publish the public tree to a bucket, give a folder here and the bucket to --publish"
 	case "private":
-		hint = "; the private tree is a folder (docs/deployment.md)"
+		hint = "; the private tree is a folder or a bucket (docs/deployment.md)"
 	}
 	return usagef("--%s %s is a URL, not a folder%s", flag, publish.RedactURL(value), hint)
 }
@@ -200,12 +212,16 @@ func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 	if err != nil {
 		return exporter.Config{}, usagef("--encodings: %v", err)
 	}
-	src, out, priv := c.String("src"), c.String("out"), c.String("private")
-	for _, f := range []string{"src", "out", "private"} {
-		if c.String(f) == "" {
+	out, priv, err := localTrees(c)
+	if err != nil {
+		return exporter.Config{}, err
+	}
+	src := c.String("src")
+	for f, v := range map[string]string{"src": src, "out": out, "private": priv} {
+		if v == "" {
 			return exporter.Config{}, usagef("--%s is required", f)
 		}
-		if err := notURL(f, c.String(f)); err != nil {
+		if err := notURL(f, v); err != nil {
 			return exporter.Config{}, err
 		}
 	}

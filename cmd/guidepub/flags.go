@@ -49,7 +49,9 @@ func srcFlag() []cli.Flag {
 func treeFlags() []cli.Flag {
 	return []cli.Flag{
 		stringFlag("out", "", "public tree to write (served as is by a CDN)"),
-		privateFlag()[0],
+		stringFlag("private", "", "private tree written by export (records, events, private documents; never published): "+
+			"a folder, or a bucket URL (s3://, gs://, azblob://, file://) kept from a local cache in --work-dir"),
+		workDirFlag(),
 	}
 }
 

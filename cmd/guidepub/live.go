@@ -60,10 +60,11 @@ func shardDir(cfg exporter.Config, name string) string {
 // cfg's trees (nil without --publish) and a function that closes the
 // bucket and releases the outbox. It waits while another process
 // publishes from the same private tree (saying so). Its metrics go to reg
-// when not nil. It returns a *usageError for bad flag values, and an
+// when not nil; with compareFirst, each upload is skipped when the bucket
+// holds the file already (publish.LiveConfig.CompareFirst). It returns a *usageError for bad flag values, and an
 // error when the outbox cannot be read. The URL is printed redacted
 // (publish.RedactURL) everywhere.
-func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger, reg prometheus.Registerer) (*publish.Live, func(), error) {
+func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger, reg prometheus.Registerer, compareFirst bool) (*publish.Live, func(), error) {
 	url := c.String("publish")
 	if url == "" {
 		return nil, func() {}, nil
@@ -87,6 +88,7 @@ func (e *env) openLive(c *cli.Context, cfg exporter.Config, logger *slog.Logger,
 	lcfg.Bucket, lcfg.Prefix, lcfg.Encoding = bucket, c.String("publish-prefix"), enc
 	lcfg.PagesAsObjects, lcfg.EdgeTTL = c.Bool("pages-as-objects"), c.Duration("edge-ttl")
 	lcfg.RetryMax = c.Duration("publish-retry-max")
+	lcfg.CompareFirst = compareFirst
 	if cfg.Shards > 1 {
 		// Shards publish disjoint guides: they need not wait for each other.
 		lcfg.LeaseName = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)

@@ -68,7 +68,12 @@ func (e *env) runWatch(c *cli.Context) error {
 	logger := newLogger(e.stderr, slog.LevelInfo)
 	limitMemoryTo(cfg.MemoryBudget(), logger)
 	reg := prometheus.NewRegistry()
-	live, closeLive, err := e.openLive(c, cfg, logger, reg)
+	mirror, fromBucket, closeMirror, err := e.openMirror(c, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeMirror()
+	live, closeLive, err := e.openLive(c, cfg, logger, reg, fromBucket > 0)
 	if err != nil {
 		if c.Context.Err() != nil {
 			return nil // stopped while another process held the outbox
@@ -96,7 +101,7 @@ func (e *env) runWatch(c *cli.Context) error {
 	defer stopMetrics()
 	return watchAndExport(c.Context, watchSetup{
 		Exporter: cfg,
-		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Clock: cfg.Clock, Logger: logger}),
+		Pipeline: pipeline.New(pipeline.Config{Events: events, Live: live, Edge: purges, Private: mirror, Clock: cfg.Clock, Logger: logger}),
 		Poll:     c.Duration("poll"),
 		Debounce: c.Duration("debounce"),
 		Quick:    c.Bool("quick"),

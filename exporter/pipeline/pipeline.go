@@ -17,6 +17,12 @@
 // reconciles the bucket with the tree before anything else, deleting the
 // objects guidepub wrote that the tree no longer has.
 //
+// The private tree in a bucket: after each export that wrote or deleted
+// a file, the guide is due to be mirrored (package privatebucket); it is
+// mirrored once its public files are in the bucket (with live publishing,
+// once Live.Settled says so), so that a record in the private bucket never
+// names a public file that is not there yet.
+//
 // Purging the edge: in the same way, a purge is owed before each export
 // and the public ids it changed are queued after it (package edge), sent
 // once they are in place (with live publishing, once uploaded); an export
@@ -34,6 +40,7 @@ import (
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/edge"
+	"github.com/guidepub/guidepub/exporter/privatebucket"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/site/clock"
 )
@@ -68,6 +75,9 @@ type Config struct {
 	Events EventQueue    // nil: no ready events are queued
 	Live   *publish.Live // nil: nothing is published live
 	Edge   *edge.Edge    // nil: no CDN is purged
+	// Private mirrors the private tree to a bucket; nil: it stays a
+	// folder.
+	Private *privatebucket.Mirror
 	// EnqueueRetry: see DefaultEnqueueRetry (used when zero).
 	EnqueueRetry time.Duration
 	// FailedRetry: see DefaultFailedRetry (used when zero).
@@ -105,6 +115,11 @@ func New(cfg Config) *Pipeline {
 // it only waits. It returns nil when ctx ends, or the permanent failure
 // that stopped live publishing (publish.LiveConfig.FailPermanent).
 func (p *Pipeline) Run(ctx context.Context) error {
+	if p.cfg.Private != nil {
+		done := make(chan struct{})
+		go func() { p.mirror(ctx); close(done) }()
+		defer func() { <-done }()
+	}
 	if p.cfg.Edge != nil {
 		done := make(chan struct{})
 		go func() { p.cfg.Edge.Run(ctx); close(done) }()
@@ -127,6 +142,9 @@ func (p *Pipeline) Idle(ctx context.Context) int {
 	}
 	if p.cfg.Edge != nil {
 		n += p.cfg.Edge.Idle(ctx)
+	}
+	if p.cfg.Private != nil {
+		n += p.mirrorIdle(ctx)
 	}
 	return n
 }
@@ -269,6 +287,9 @@ func (r *exportRun) done(finished bool) {
 // saved keeps the export's purge record, so that the next start purges
 // everything.
 func (r *exportRun) record(res exporter.GuideResult) {
+	if r.p.cfg.Private != nil && res.GuideID != "" && res.Written+res.Deleted > 0 {
+		r.p.cfg.Private.MarkDirty(res.GuideID)
+	}
 	if r.p.cfg.Live != nil {
 		if err := r.p.cfg.Live.Record(res); err != nil {
 			r.p.log.Error("changes not saved in the outbox: uploading them from memory and trying the write again; a crash before then makes the next start reconcile the bucket with the tree",

@@ -61,6 +61,13 @@ type LiveConfig struct {
 	// retrying it: for a one-shot command ("export --publish"), where
 	// nobody would see the retries. Err returns it.
 	FailPermanent bool
+	// CompareFirst reads each object's attributes before uploading it
+	// (a HEAD request) and skips those that already hold the file: for a
+	// process whose local tree was lost and rebuilt (the exporter started
+	// from the records in the private bucket, on an empty folder), which
+	// then writes every file again but must upload none that is
+	// unchanged.
+	CompareFirst bool
 	// LeaseName, when set, is added to the lease's key: publishers with
 	// different names (the shards of one export) share a bucket and prefix
 	// without waiting for each other.

@@ -115,6 +115,14 @@ func (l *Live) uploadFiles(ctx context.Context, files []string, changed func() b
 			return errReexported
 		}
 		err := parallel(ctx, l.cfg.Jobs, len(phases[phase]), func(ctx context.Context, i int) error {
+			if l.cfg.CompareFirst {
+				switch same, err := l.d.sameAsRemote(ctx, phases[phase][i], nil); {
+				case err != nil:
+					return err
+				case same:
+					return nil
+				}
+			}
 			if _, err := upload(ctx, l.cfg.Config, phases[phase][i]); err != nil {
 				return err
 			}

@@ -42,6 +42,10 @@ const (
 	idsMarker = "ids.index.json"
 )
 
+// IDsMarker is the name, in a records folder, of the marker of a complete
+// ids index: without it the index is rebuilt from the records.
+const IDsMarker = idsMarker
+
 // idsMarkerContent is what idsMarker holds.
 const idsMarkerContent = `{"version":3,"index":"ids","note":"every public id a record of this folder lists has a file in ids/"}` + "\n"
 

@@ -1032,3 +1032,31 @@ func dropped(old, now []string) []string {
 	}
 	return out
 }
+
+// SameButStamps reports whether two record files say the same of their
+// guide but for the stamps of its files (their modification times on the
+// machine that wrote them): the same head, and the same hashes and sizes.
+// A record kept in a bucket is replaced only when it differs so: the same
+// export on another machine, or on an emptied folder, uploads no record.
+func SameButStamps(a, b []byte) bool {
+	ra, err := decodeRecord(a, true)
+	if err != nil {
+		return false
+	}
+	rb, err := decodeRecord(b, true)
+	if err != nil {
+		return false
+	}
+	ha, _, _ := bytes.Cut(a, []byte("\n"))
+	hb, _, _ := bytes.Cut(b, []byte("\n"))
+	if !bytes.Equal(ha, hb) || len(ra.Public) != len(rb.Public) {
+		return false
+	}
+	for i, f := range ra.Public {
+		g := rb.Public[i]
+		if f.Path != g.Path || f.SHA256 != g.SHA256 || f.MD5 != g.MD5 || f.Size != g.Size {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gocloud.dev/blob"
+
+	"github.com/guidepub/guidepub/exporter/publish"
+	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/site/bucket"
+)
+
+// bucketObjects returns every object of b under prefix (the lease aside):
+// its bytes and the metadata guidepub sets.
+func bucketObjects(t *testing.T, b *blob.Bucket, prefix string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	it := b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(o.Key, publish.LeaseFile) {
+			continue
+		}
+		data, err := b.ReadAll(ctx, o.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := b.Attributes(ctx, o.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[o.Key] = string(data) + "|" + a.ContentType + "|" + a.ContentEncoding + "|" + a.CacheControl + "|" + a.Metadata[bucket.MetadataHash]
+	}
+}
+
+// sameObjects reports the keys where two listings differ.
+func sameObjects(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatalf("%s: the one export's bucket is empty", what)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s differs (present: %v)", what, k, got[k] != "")
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %s only in the shards' bucket", what, k)
+		}
+	}
+}
+
+// TestShardsPublishDirectly: four "export --shard i/4" with bucket URLs for
+// --publish and --private, each on an empty folder of its own, fill both
+// buckets as one export does (the private bucket's guides/ byte for byte;
+// each shard keeps records of its own); a shard run again on another empty
+// folder uploads nothing; a guide removed from the sources is removed
+// from both buckets by its shard's next run, again on an empty folder.
+func TestShardsPublishDirectly(t *testing.T) {
+	st := publishtest.StartStore(t)
+	buckets := map[string]*blob.Bucket{}
+	for _, name := range []string{"pub-one", "priv-one", "pub-shards", "priv-shards"} {
+		buckets[name] = publishtest.NewBucket(t, st.Endpoint, name)
+	}
+	src := fixtureSrc(t)
+	root := t.TempDir()
+	export := func(endpoint, pub, priv, work string, extra ...string) string {
+		t.Helper()
+		args := append([]string{"export", "--src", src, "--publish", s3URL(pub, endpoint), "--private", s3URL(priv, endpoint),
+			"--work-dir", filepath.Join(root, work)}, extra...)
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, stdout, stderr)
+		}
+		return stdout
+	}
+	export(st.Endpoint, "pub-one", "priv-one", "one")
+	for i := range 4 {
+		export(st.Endpoint, "pub-shards", "priv-shards", "shard"+itoa(i), "--shard", itoa(i)+"/4")
+	}
+	sameObjects(t, "public", bucketObjects(t, buckets["pub-shards"], ""), bucketObjects(t, buckets["pub-one"], ""))
+	sameObjects(t, "private guides/", bucketObjects(t, buckets["priv-shards"], "guides/"), bucketObjects(t, buckets["priv-one"], "guides/"))
+	records := 0
+	for i := range 4 {
+		records += len(bucketObjects(t, buckets["priv-shards"], "exported-"+itoa(i)+"-of-4/"))
+	}
+	if one := len(bucketObjects(t, buckets["priv-one"], "exported/")); records != one || one == 0 {
+		t.Errorf("the shards keep %d records, the one export %d", records, one)
+	}
+
+	// Again on empty folders: nothing is uploaded.
+	rc := newRequestCounter(t, st.Endpoint)
+	for i := range 4 {
+		export(rc.URL, "pub-shards", "priv-shards", "again"+itoa(i), "--shard", itoa(i)+"/4")
+	}
+	if n := rc.puts.Load(); n != 0 {
+		t.Errorf("shards run again on empty folders uploaded %d objects, want none", n)
+	}
+
+	// A guide removed from the sources goes from both buckets.
+	des, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := des[0].Name()
+	guideID, viewIDs := fixtureIDs(t, filepath.Join(src, folder))
+	if err := os.RemoveAll(filepath.Join(src, folder)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		export(st.Endpoint, "pub-shards", "priv-shards", "removed"+itoa(i), "--shard", itoa(i)+"/4")
+	}
+	for _, id := range viewIDs {
+		if left := bucketObjects(t, buckets["pub-shards"], id+"/"); len(left) > 0 {
+			t.Errorf("view %s of the removed guide: %d objects left in the public bucket", id, len(left))
+		}
+	}
+	if left := bucketObjects(t, buckets["priv-shards"], "guides/"+guideID+"/"); len(left) > 0 {
+		t.Errorf("removed guide %s: %d objects left in the private bucket", guideID, len(left))
+	}
+	for i := range 4 {
+		if _, err := buckets["priv-shards"].Attributes(context.Background(), "exported-"+itoa(i)+"-of-4/"+guideID+".json"); err == nil {
+			t.Errorf("removed guide %s: its record is left in shard %d's records", guideID, i)
+		}
+	}
+}
+
+// fixtureIDs returns the guide id of the bundle in folder and its public
+// ids (view ids and alias).
+func fixtureIDs(t *testing.T, folder string) (guideID string, public []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(folder, "guide.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		GuideID string `json:"guideId"`
+		Alias   string `json:"alias"`
+		Views   []struct {
+			ViewID string `json:"viewId"`
+		} `json:"views"`
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range g.Views {
+		public = append(public, v.ViewID)
+	}
+	if g.Alias != "" {
+		public = append(public, g.Alias)
+	}
+	return g.GuideID, public
+}
