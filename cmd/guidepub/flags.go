@@ -280,7 +280,8 @@ func publishFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "delete-foreign", EnvVars: envVars("delete-foreign"),
 			Usage: "also delete stale objects guidepub did not write (no guidepub-sha256 metadata: files put there by hand or by another tool); by default they stay"},
 		stringFlag("private", "", "the export's private tree: files whose size and modification time are still those the export recorded "+
-			"are compared by their recorded hashes, without reading them"),
+			"are compared by their recorded hashes, without reading them; a bucket URL: its records are taken into --work-dir first"),
+		workDirFlag(),
 		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: envVars("shards"),
 			Usage: "with --private: the export ran as --shard i/N; read the records of all N shards"},
 		&cli.BoolFlag{Name: "rehash", Usage: "with --private: read every local file anyway", EnvVars: envVars("rehash")},

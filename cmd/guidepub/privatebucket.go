@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
@@ -33,14 +34,9 @@ func localTrees(c *cli.Context) (out, priv string, err error) {
 	if !bucket.IsURL(priv) {
 		return out, priv, nil
 	}
-	work := c.String("work-dir")
-	if work == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return "", "", usagef("--work-dir is required: no user cache folder (%v)", err)
-		}
-		sum := sha256.Sum256([]byte(publish.RedactURL(priv)))
-		work = filepath.Join(cache, "guidepub", hex.EncodeToString(sum[:8]))
+	work, err := workDir(c)
+	if err != nil {
+		return "", "", err
 	}
 	if out == "" && c.String("publish") != "" {
 		out = filepath.Join(work, "public")
@@ -55,6 +51,53 @@ func localTrees(c *cli.Context) (out, priv string, err error) {
 		}
 	}
 	return out, priv, nil
+}
+
+// workDir returns --work-dir, or guidepub/<hash of the --private URL> in
+// the user's cache folder.
+func workDir(c *cli.Context) (string, error) {
+	if work := c.String("work-dir"); work != "" {
+		return work, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", usagef("--work-dir is required: no user cache folder (%v)", err)
+	}
+	sum := sha256.Sum256([]byte(publish.RedactURL(c.String("private"))))
+	return filepath.Join(cache, "guidepub", hex.EncodeToString(sum[:8])), nil
+}
+
+// publishPrivate returns publish's private tree: --private, or, when it is
+// a bucket URL, private/ in --work-dir with the records of every shard
+// taken from the bucket (records.RecordsDir). Only the records are
+// taken: the marks of withdrawn ids stay with the exporter's cache, so
+// objects they would name count against --max-deletes.
+func (e *env) publishPrivate(c *cli.Context) (string, error) {
+	url := c.String("private")
+	if !bucket.IsURL(url) {
+		return url, nil
+	}
+	work, err := workDir(c)
+	if err != nil {
+		return "", err
+	}
+	priv := filepath.Join(work, "private")
+	if err := os.MkdirAll(priv, 0o700); err != nil {
+		return "", usagef("--work-dir: %v", err)
+	}
+	b, err := bucket.Open(c.Context, url)
+	if err != nil {
+		return "", usagef("--private %s: %v", publish.RedactURL(url), publish.RedactError(err, url))
+	}
+	defer b.Close()
+	n := max(c.Int("shards"), 1)
+	for i := range n {
+		m := privatebucket.New(privatebucket.Config{Bucket: b, Local: afero.NewOsFs(), LocalDir: priv, RecordsDir: records.RecordsDir(i, n)})
+		if _, err := m.Start(c.Context); err != nil {
+			return "", fmt.Errorf("--private %s: %w", publish.RedactURL(url), publish.RedactError(err, url))
+		}
+	}
+	return priv, nil
 }
 
 // openMirror opens the --private bucket, when --private is one, and starts

@@ -111,6 +111,17 @@ func TestShardsPublishDirectly(t *testing.T) {
 		t.Errorf("shards run again on empty folders uploaded %d objects, want none", n)
 	}
 
+	// publish --private with the bucket: its records come into another
+	// empty folder, and the one export's tree is found all there.
+	code, stdout, stderr := runCLI(t, "publish", "--from", filepath.Join(root, "one", "public"), "--to", s3URL("pub-one", st.Endpoint),
+		"--private", s3URL("priv-one", st.Endpoint), "--work-dir", filepath.Join(root, "publish"), "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "0 to upload") || !strings.Contains(stdout, "0 to delete") {
+		t.Errorf("publish --private s3://…: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "publish", "private", "exported")); err != nil {
+		t.Errorf("publish took no records from the bucket: %v", err)
+	}
+
 	// A guide removed from the sources goes from both buckets.
 	des, err := os.ReadDir(src)
 	if err != nil {

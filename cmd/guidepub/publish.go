@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/guidepub/guidepub/site/bucket"
+
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -95,7 +97,11 @@ func (e *env) runPublish(c *cli.Context) error {
 	if c.Int("max-deletes") < 0 {
 		return usagef("--max-deletes must not be negative")
 	}
-	recs, err := exportRecords(c.String("private"), c.Int("shards"))
+	priv, err := e.publishPrivate(c)
+	if err != nil {
+		return err
+	}
+	recs, err := exportRecords(priv, c.Int("shards"))
 	if err != nil {
 		return err
 	}
@@ -162,9 +168,16 @@ func (e *env) openPublishEdge(c *cli.Context) (*edge.Edge, func(), error) {
 }
 
 // publishEdgeConfig is the export configuration publish's purge queue is
-// found by: the private tree of --private.
+// found by: the private tree of --private (its cache in --work-dir when
+// --private is a bucket).
 func publishEdgeConfig(c *cli.Context) exporter.Config {
-	return exporter.Config{PrivateDir: filepath.Clean(c.String("private"))}
+	priv := c.String("private")
+	if bucket.IsURL(priv) {
+		if work, err := workDir(c); err == nil {
+			priv = filepath.Join(work, "private")
+		}
+	}
+	return exporter.Config{PrivateDir: filepath.Clean(priv)}
 }
 
 // purgeAllAfter queues a purge of everything and waits for the CDN to
