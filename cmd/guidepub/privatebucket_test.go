@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -175,4 +177,74 @@ func fixtureIDs(t *testing.T, folder string) (guideID string, public []string) {
 		public = append(public, g.Alias)
 	}
 	return g.GuideID, public
+}
+
+// modTimes returns the modification time of every file under dir (a
+// file:// bucket), by slash path.
+func modTimes(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	out := map[string]time.Time{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = fi.ModTime()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWatchPrivateBucket: watch --private file://… mirrors each export's
+// private files to the bucket (a new guide's record, event and documents;
+// a removed guide's go), and a watcher started again on an empty
+// --work-dir carries on from the bucket's records, rewriting no object of
+// either bucket.
+func TestWatchPrivateBucket(t *testing.T) {
+	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
+	pub, priv := t.TempDir(), t.TempDir()
+	args := func(work string) []string {
+		return []string{"--src", tr.src, "--private", "file://" + priv, "--publish", "file://" + pub,
+			"--work-dir", work, "--debounce", "20ms", "--jobs", "1", "--quick=false"}
+	}
+	inPriv := func(key string) func() bool {
+		return func() bool { _, err := os.Stat(filepath.Join(priv, filepath.FromSlash(key))); return err == nil }
+	}
+	w := startWatch(t, args(filepath.Join(t.TempDir(), "work"))...)
+	eventually(t, "the first guide's record in the private bucket", inPriv("exported/gKT301KINGE1.json"))
+	for _, key := range []string{"guides/gKT301KINGE1/record.json", "guides/gKT301KINGE1/event.json", "guides/gKT301KINGE1/doc/en/galleryZip.zip"} {
+		if !inPriv(key)() {
+			t.Errorf("%s is not in the private bucket", key)
+		}
+	}
+	upload(t, tr.src, "ansi-us-house", sampleBundle(t, "ansi-us-house", "https://hooks.example.com/ready"))
+	eventually(t, "the new guide's record in the private bucket", inPriv("exported/gUS123MAPLE.json"))
+	if err := os.RemoveAll(filepath.Join(tr.src, "301-king-st-e")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the removed guide's record gone", func() bool { return !inPriv("exported/gKT301KINGE1.json")() })
+	if inPriv("guides/gKT301KINGE1/event.json")() || inPriv("guides/gKT301KINGE1/doc/en/galleryZip.zip")() {
+		t.Error("the removed guide's event or documents are left in the private bucket")
+	}
+	w.stop(t)
+
+	before := [2]map[string]time.Time{modTimes(t, pub), modTimes(t, priv)}
+	w = startWatch(t, args(filepath.Join(t.TempDir(), "empty"))...)
+	eventually(t, "the second watcher's first export", func() bool { return strings.Contains(w.stderr.String(), "records taken from the bucket") && strings.Contains(w.stdout.String(), "exported") })
+	time.Sleep(time.Second) // what it would upload, mirrored meanwhile
+	w.stop(t)
+	for i, now := range [2]map[string]time.Time{modTimes(t, pub), modTimes(t, priv)} {
+		for key, at := range now {
+			if !before[i][key].Equal(at) && !strings.Contains(key, publish.LeaseFile) {
+				t.Errorf("%s rewritten by a watcher that started on an empty folder", key)
+			}
+		}
+	}
 }

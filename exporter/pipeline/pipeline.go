@@ -287,7 +287,7 @@ func (r *exportRun) done(finished bool) {
 // saved keeps the export's purge record, so that the next start purges
 // everything.
 func (r *exportRun) record(res exporter.GuideResult) {
-	if r.p.cfg.Private != nil && res.GuideID != "" && res.Written+res.Deleted > 0 {
+	if r.p.cfg.Private != nil && res.GuideID != "" && (res.Changed || res.Written+res.Deleted > 0) {
 		r.p.cfg.Private.MarkDirty(res.GuideID)
 	}
 	if r.p.cfg.Live != nil {
