@@ -217,11 +217,11 @@ func (e *env) exporterConfig(c *cli.Context) (exporter.Config, error) {
 		return exporter.Config{}, err
 	}
 	src := c.String("src")
-	for f, v := range map[string]string{"src": src, "out": out, "private": priv} {
-		if v == "" {
-			return exporter.Config{}, usagef("--%s is required", f)
+	for _, f := range []struct{ flag, value string }{{"src", src}, {"out", out}, {"private", priv}} {
+		if f.value == "" {
+			return exporter.Config{}, usagef("--%s is required", f.flag)
 		}
-		if err := notURL(f, v); err != nil {
+		if err := notURL(f.flag, f.value); err != nil {
 			return exporter.Config{}, err
 		}
 	}

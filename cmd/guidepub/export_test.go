@@ -144,7 +144,7 @@ func TestExportCommandUsage(t *testing.T) {
 		{"private inside out", []string{"export", "--src", src, "--out", out, "--private", filepath.Join(out, "p")}, "must not contain"},
 		{"out inside src", []string{"export", "--src", src, "--out", filepath.Join(src, "out"), "--private", priv}, "--out and --src"},
 		{"src inside private", []string{"export", "--src", src, "--out", out, "--private", filepath.Dir(src)}, "--private and --src"},
-		{"private bucket", []string{"export", "--src", src, "--out", out, "--private", "s3://priv?endpoint=http://127.0.0.1:1"}, "--private s3://priv?endpoint=http://127.0.0.1:1 is a URL, not a folder"},
+		{"private bucket without out", []string{"export", "--src", src, "--private", "s3://priv?endpoint=http://127.0.0.1:1", "--work-dir", filepath.Join(root, "work")}, "--out is required"},
 		{"out bucket", []string{"export", "--src", src, "--out", "file:///tmp/site", "--private", priv}, "give a folder here and the bucket to --publish"},
 		{"unknown flag", []string{"export", "--bogus"}, "bogus"},
 		{"validate without src", []string{"validate"}, "--src is required"},

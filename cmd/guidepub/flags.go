@@ -56,7 +56,7 @@ func treeFlags() []cli.Flag {
 }
 
 func privateFlag() []cli.Flag {
-	return []cli.Flag{stringFlag("private", "", "private tree written by export (records, events, private documents; never published)")}
+	return []cli.Flag{stringFlag("private", "", "private tree written by export (records, events, private documents; never published): a folder, or the bucket URL export mirrors it to (then --store is required)")}
 }
 
 // storeFlag is --store; where it defaults to depends on the command (see
