@@ -21,6 +21,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/edge"
 	"github.com/guidepub/guidepub/exporter/pipeline"
+	"github.com/guidepub/guidepub/exporter/privatebucket"
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/delivery"
@@ -140,24 +141,11 @@ func (e *env) runExport(c *cli.Context) error {
 			return fmt.Errorf("ready event not queued for %d guide(s): %s", len(failed), strings.Join(failed, ", "))
 		}
 	}
-	if live != nil {
-		to := publish.RedactURL(c.String("publish"))
-		n := live.Idle(c.Context)
-		if err := live.Err(); err != nil {
-			return fmt.Errorf("publish to %s: %w; uploads of %d guide(s) wait in %s and go with the next export or watch with --publish",
-				to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg))
-		}
-		if n > 0 {
-			return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg))
-		}
-		fmt.Fprintln(e.stdout, "published to", to)
+	if err := finishLive(c, live, cfg, e.stdout); err != nil {
+		return err
 	}
-	if mirror != nil {
-		to := publish.RedactURL(c.String("private"))
-		if err := mirror.SyncDirty(c.Context); err != nil {
-			return fmt.Errorf("private tree not all in %s: %w; the next export or watch with this --private mirrors the rest", to, publish.RedactError(err, c.String("private")))
-		}
-		fmt.Fprintln(e.stdout, "private tree in", to)
+	if err := finishMirror(c, mirror, e.stdout); err != nil {
+		return err
 	}
 	if err := waitPurges(c, purges, purgesDir(cfg), e.stdout); err != nil {
 		return err
@@ -182,6 +170,42 @@ func notURL(flag, value string) error {
 		hint = "; the private tree is a folder or a bucket (docs/deployment.md)"
 	}
 	return usagef("--%s %s is a URL, not a folder%s", flag, publish.RedactURL(value), hint)
+}
+
+// finishLive waits until the live publisher has every change in the
+// bucket, and says so; nothing without one. It returns an error naming
+// what waits in the outbox when the store refused or the wait ended.
+func finishLive(c *cli.Context, live *publish.Live, cfg exporter.Config, stdout io.Writer) error {
+	if live == nil {
+		return nil
+	}
+	to := publish.RedactURL(c.String("publish"))
+	n := live.Idle(c.Context)
+	if err := live.Err(); err != nil {
+		return fmt.Errorf("publish to %s: %w; uploads of %d guide(s) wait in %s and go with the next export or watch with --publish",
+			to, publish.RedactError(err, c.String("publish")), n, outboxDir(cfg))
+	}
+	if n > 0 {
+		return fmt.Errorf("interrupted: uploads of %d guide(s) wait in %s and go with the next export or watch with --publish", n, outboxDir(cfg))
+	}
+	fmt.Fprintln(stdout, "published to", to)
+	return nil
+}
+
+// finishMirror mirrors to the private bucket the guides not mirrored yet
+// (the public files are all in theirs by now), and says so; nothing
+// without a mirror. It returns an error naming the bucket when some could
+// not be: the next export or watch mirrors them.
+func finishMirror(c *cli.Context, mirror *privatebucket.Mirror, stdout io.Writer) error {
+	if mirror == nil {
+		return nil
+	}
+	to := publish.RedactURL(c.String("private"))
+	if err := mirror.SyncDirty(c.Context); err != nil {
+		return fmt.Errorf("private tree not all in %s: %w; the next export or watch with this --private mirrors the rest", to, publish.RedactError(err, c.String("private")))
+	}
+	fmt.Fprintln(stdout, "private tree in", to)
+	return nil
 }
 
 // exportPurgeWait bounds how long a one-shot command waits for the CDN to

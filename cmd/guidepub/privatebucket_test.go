@@ -241,7 +241,9 @@ func TestWatchPrivateBucket(t *testing.T) {
 
 	before := [2]map[string]time.Time{modTimes(t, pub), modTimes(t, priv)}
 	w = startWatch(t, args(filepath.Join(t.TempDir(), "empty"))...)
-	eventually(t, "the second watcher's first export", func() bool { return strings.Contains(w.stderr.String(), "records taken from the bucket") && strings.Contains(w.stdout.String(), "exported") })
+	eventually(t, "the second watcher's first export", func() bool {
+		return strings.Contains(w.stderr.String(), "records taken from the bucket") && strings.Contains(w.stdout.String(), "exported")
+	})
 	time.Sleep(time.Second) // what it would upload, mirrored meanwhile
 	w.stop(t)
 	for i, now := range [2]map[string]time.Time{modTimes(t, pub), modTimes(t, priv)} {
