@@ -76,7 +76,7 @@ func s3Proxy(b *testing.B, endpoint string) (string, *s3Counts) {
 		switch {
 		case r.Method == http.MethodGet && r.URL.Query().Has("list-type"):
 			c.lists.Add(1)
-		case r.Method == http.MethodPut && !strings.HasSuffix(r.URL.Path, publish.LeaseFile):
+		case r.Method == http.MethodPut && !strings.Contains(r.URL.Path, publish.LeaseFile):
 			c.puts.Add(1)
 		}
 		rp.ServeHTTP(w, r)
