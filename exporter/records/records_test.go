@@ -1,6 +1,7 @@
 package records
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -405,5 +406,30 @@ func TestWithdrawnRemoved(t *testing.T) {
 	withdrawn(back, "v2/doc/photos/ph-1.jpg", true)
 	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), removedDir, "v2")); err == nil {
 		t.Error("the removed mark of v2 stays while a record lists it")
+	}
+}
+
+// TestSameButStamps: two records that differ in the modification times of
+// their files only are the same; a different hash, size or head is not.
+func TestSameButStamps(t *testing.T) {
+	head := `{"version":3,"guideId":"g1","files":["v1/a","v1/b"],"private":[]}`
+	rec := func(head string, mtime int64, sha string, size int) []byte {
+		return fmt.Appendf(nil, "%s\n[{\"sha256\":\"%s\",\"size\":%d,\"mtime\":%d},{\"sha256\":\"bb\",\"size\":2,\"mtime\":%d}]\n", head, sha, size, mtime, mtime)
+	}
+	a := rec(head, 1, "aa", 1)
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"other stamps", rec(head, 99, "aa", 1), true},
+		{"other hash", rec(head, 1, "ab", 1), false},
+		{"other size", rec(head, 1, "aa", 3), false},
+		{"other head", rec(strings.Replace(head, "g1", "g2", 1), 1, "aa", 1), false},
+		{"not a record", []byte("{}"), false},
+	} {
+		if got := SameButStamps(a, c.b); got != c.want {
+			t.Errorf("%s: SameButStamps = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
