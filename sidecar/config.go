@@ -5,13 +5,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/guidepub/guidepub/sidecar/privatetree"
-
-	"github.com/guidepub/guidepub/sidecar/oauth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/sidecar/authtoken"
+	"github.com/guidepub/guidepub/sidecar/oauth"
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/config"
 )

@@ -12,13 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/guidepub/guidepub/sidecar/privatetree"
+	"github.com/maypok86/otter/v2"
 
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
-	"github.com/maypok86/otter/v2"
 )
 
 // Errors of Events. The Portal API answers both with 404 not_found.

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/guidepub/guidepub/sidecar/privatetree"
-
 	"github.com/guidepub/guidepub/site"
 )
 

@@ -14,14 +14,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guidepub/guidepub/sidecar/privatetree"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/guidepub/guidepub/sidecar/apitoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site/openapi"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Server is the sidecar's HTTP handler: /api/v1/... (with the OpenAPI

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guidepub/guidepub/site/bucket"
-
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -27,6 +25,7 @@ import (
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/store"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/bucket"
 )
 
 // exportCommand returns the "export" command: one full, incremental build

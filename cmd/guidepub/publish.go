@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/guidepub/guidepub/site/bucket"
-
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -21,6 +19,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/bucket"
 )
 
 // publishCommand returns the "publish" command: upload the public tree to

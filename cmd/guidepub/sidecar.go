@@ -13,21 +13,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guidepub/guidepub/exporter/publish"
-	"github.com/guidepub/guidepub/sidecar/privatetree"
-	"github.com/guidepub/guidepub/site/bucket"
-	"gocloud.dev/blob"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/afero"
 	"github.com/urfave/cli/v2"
+	"gocloud.dev/blob"
 
+	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/authtoken"
 	"github.com/guidepub/guidepub/sidecar/delivery"
 	"github.com/guidepub/guidepub/sidecar/oauth"
+	"github.com/guidepub/guidepub/sidecar/privatetree"
 	"github.com/guidepub/guidepub/sidecar/store"
+	"github.com/guidepub/guidepub/site/bucket"
 	"github.com/guidepub/guidepub/site/clock"
 	"github.com/guidepub/guidepub/site/httpserver"
 )

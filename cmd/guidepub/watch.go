@@ -7,9 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/urfave/cli/v2"
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/pipeline"

@@ -16,14 +16,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guidepub/guidepub/site/bucket"
-
 	"github.com/schollz/progressbar/v3"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/guidepub/guidepub/site"
-	// Bucket URL schemes publish understands.
+	"github.com/guidepub/guidepub/site/bucket"
 )
 
 // Defaults of Config.
