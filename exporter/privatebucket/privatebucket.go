@@ -256,33 +256,75 @@ func (m *Mirror) localPath(key string) string {
 }
 
 // put uploads the cache's file key unless the object r already holds it.
+// The file is read twice, streaming (hashed, then uploaded), so a private
+// document of any size costs a buffer, not its size; a file replaced
+// between the two reads is not uploaded under the first read's hash.
 func (m *Mirror) put(ctx context.Context, key string, r *object) error {
-	b, err := afero.ReadFile(m.cfg.Local, m.localPath(key))
+	f, err := m.cfg.Local.Open(m.localPath(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since the walk: the next Sync deletes it
 	}
 	if err != nil {
 		return fmt.Errorf("mirror: read %s: %w", key, err)
 	}
-	sum := sha256.Sum256(b)
-	sha := hex.EncodeToString(sum[:])
-	if r != nil && r.size == int64(len(b)) {
+	defer f.Close()
+	sha, sum, size, err := hashes(f)
+	if err != nil {
+		return fmt.Errorf("mirror: read %s: %w", key, err)
+	}
+	if r != nil && r.size == size {
 		if r.md5 != nil {
-			if h := md5.Sum(b); bytes.Equal(r.md5, h[:]) {
+			if bytes.Equal(r.md5, sum) {
 				return nil
 			}
 		} else if a, err := m.cfg.Bucket.Attributes(ctx, key); err == nil && a.Metadata[bucket.MetadataHash] == sha {
 			return nil
 		}
 	}
-	opts := &blob.WriterOptions{ContentType: site.ContentType(key), Metadata: map[string]string{bucket.MetadataHash: sha}}
-	if err := m.cfg.Bucket.WriteAll(ctx, key, b, opts); err != nil {
-		return fmt.Errorf("mirror: upload %s: %w", key, err)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("mirror: read %s: %w", key, err)
+	}
+	if err := m.upload(ctx, key, f, sha); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	m.Uploads++
 	m.mu.Unlock()
 	return nil
+}
+
+// upload writes the object key from f, whose SHA-256 was sha when it was
+// hashed; the write is abandoned when the bytes read now differ.
+func (m *Mirror) upload(ctx context.Context, key string, f io.Reader, sha string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := &blob.WriterOptions{ContentType: site.ContentType(key), Metadata: map[string]string{bucket.MetadataHash: sha}}
+	w, err := m.cfg.Bucket.NewWriter(ctx, key, opts)
+	if err != nil {
+		return fmt.Errorf("mirror: upload %s: %w", key, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(w, io.TeeReader(f, h)); err != nil {
+		cancel()
+		w.Close()
+		return fmt.Errorf("mirror: upload %s: %w", key, err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != sha {
+		cancel() // nothing is written
+		w.Close()
+		return fmt.Errorf("mirror: %s changed while it was uploaded; the next Sync uploads it", key)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("mirror: upload %s: %w", key, err)
+	}
+	return nil
+}
+
+// hashes returns the hex SHA-256, the MD5 and the size of what r holds.
+func hashes(r io.Reader) (sha string, sum []byte, size int64, err error) {
+	s, m := sha256.New(), md5.New()
+	size, err = io.Copy(io.MultiWriter(s, m), r)
+	return hex.EncodeToString(s.Sum(nil)), m.Sum(nil), size, err
 }
 
 func (m *Mirror) delete(ctx context.Context, key string) error {
