@@ -125,6 +125,7 @@ func TestTokenUsageErrors(t *testing.T) {
 		"negative expiry":     {"create", "--owner", "a", "--scopes", "guide.events", "--expires", "-1h", "--private", priv},
 		"revoke without id":   {"revoke", "--private", priv},
 		"revoke with two ids": {"revoke", "--private", priv, "a", "b"},
+		"bucket, no store":    {"list", "--private", "s3://private?region=eu-west-1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errs := runCLI(t, append([]string{"token"}, args...)...)
@@ -342,6 +343,7 @@ func TestSidecarUsageErrors(t *testing.T) {
 		"retry max < min":    {"--addr", "127.0.0.1:0", "--private", priv, "--retry-min", "2m", "--retry-max", "1m"},
 		"zero attempts":      {"--addr", "127.0.0.1:0", "--private", priv, "--max-attempts", "0"},
 		"bad trusted proxy":  {"--addr", "127.0.0.1:0", "--private", priv, "--trusted-proxies", "10.0.0.0/8,nginx"},
+		"bucket, no store":   {"--addr", "127.0.0.1:0", "--private", "s3://private?region=eu-west-1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errs := runCLI(t, append([]string{"sidecar"}, args...)...)
