@@ -75,7 +75,8 @@ func answer(t *testing.T, method, url string, header http.Header, lastModified b
 }
 
 // TestSidecarFromBucket: two sidecars whose private tree is a bucket, each
-// started in an empty folder, answer every Portal API event call and
+// started in an empty folder, answer every Portal API call (the event
+// object whole; the test, dispatch and deliveries calls by status) and
 // private document of the fixtures as a sidecar on the local private tree
 // does (status, body, ETag, ranges, conditional requests); a private
 // document removed from the bucket is not served at the next request.
@@ -106,6 +107,21 @@ func TestSidecarFromBucket(t *testing.T) {
 		for _, base := range buckets {
 			if got := answer(t, "GET", base+path, h, true); got != want {
 				t.Errorf("%s from the bucket:\n%s\nfrom the folder:\n%s", path, got, want)
+			}
+		}
+		// The other calls read the same guide (dispatch) or the store
+		// alone; their bodies hold delivery ids and attempts of their own.
+		for _, c := range []struct{ method, path string }{
+			{"POST", "/api/v1/integrations/test"},
+			{"POST", "/api/v1/guides/" + guide.id + "/events/ready/dispatch"},
+			{"GET", "/api/v1/guides/" + guide.id + "/events/deliveries"},
+		} {
+			status := func(base string) string { return strings.SplitN(answer(t, c.method, base+c.path, h, false), "\n", 2)[0] }
+			want := status(folder)
+			for _, base := range buckets {
+				if got := status(base); got != want {
+					t.Errorf("%s %s: %s from the bucket, %s from the folder", c.method, c.path, got, want)
+				}
 			}
 		}
 		var ev map[string]any
