@@ -12,30 +12,37 @@ const mirrorEvery = 200 * time.Millisecond
 
 // mirror mirrors the due guides whose public files are in the bucket,
 // every mirrorEvery, until ctx ends. A guide that fails stays due and is
-// tried again at the next round; its error is logged once a minute.
+// tried again at the next round; failures are logged at most once a
+// minute, with how many guides wait (a bucket away for long fails them
+// all, and the log says so once, not once per guide).
 func (p *Pipeline) mirror(ctx context.Context) {
 	t := time.NewTicker(mirrorEvery)
 	defer t.Stop()
-	logged := map[string]time.Time{}
+	var logged time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		failed, waiting := 0, 0
+		var first error
 		for _, id := range p.cfg.Private.Dirty() {
 			if p.cfg.Live != nil && !p.cfg.Live.Settled(id, "") {
+				waiting++
 				continue
 			}
-			err := p.cfg.Private.Sync(ctx, id)
-			if err == nil || ctx.Err() != nil {
-				delete(logged, id)
-				continue
+			if err := p.cfg.Private.Sync(ctx, id); err != nil && ctx.Err() == nil {
+				failed++
+				if first == nil {
+					first = err
+				}
 			}
-			if last, ok := logged[id]; !ok || time.Since(last) > time.Minute {
-				logged[id] = time.Now()
-				p.log.Error("private tree not mirrored to its bucket yet; trying again", "guide", id, "error", err.Error())
-			}
+		}
+		if first != nil && time.Since(logged) > time.Minute {
+			logged = time.Now()
+			p.log.Error("private tree not mirrored to its bucket yet; trying again", "guides", failed,
+				"waitingForPublicFiles", waiting, "error", first.Error())
 		}
 	}
 }
