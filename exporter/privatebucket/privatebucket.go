@@ -66,7 +66,8 @@ type Mirror struct {
 
 	syncing sync.Mutex // held by Sync: one guide at a time
 	mu      sync.Mutex
-	dirty   map[string]bool // guides whose bucket copy may differ from the cache
+	dirty   map[string]uint64 // guides whose bucket copy may differ from the cache, by the count of their marks
+	marks   uint64 // guides whose bucket copy may differ from the cache
 
 	Uploads, Deletes int // counted for reports and tests; read after the work
 }
@@ -76,7 +77,7 @@ func New(cfg Config) *Mirror {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Mirror{cfg: cfg, log: cfg.Logger, dirty: map[string]bool{}}
+	return &Mirror{cfg: cfg, log: cfg.Logger, dirty: map[string]uint64{}}
 }
 
 // Start compares the records folder of the cache with the bucket's, before
@@ -130,7 +131,8 @@ func (m *Mirror) Start(ctx context.Context) (downloaded int, err error) {
 // MarkDirty says that guideID's private files changed in the cache.
 func (m *Mirror) MarkDirty(guideID string) {
 	m.mu.Lock()
-	m.dirty[guideID] = true
+	m.marks++
+	m.dirty[guideID] = m.marks
 	m.mu.Unlock()
 }
 
@@ -166,6 +168,9 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 	}
 	m.syncing.Lock()
 	defer m.syncing.Unlock()
+	m.mu.Lock()
+	mark := m.dirty[guideID]
+	m.mu.Unlock()
 	prefix := path.Dir(site.RecordPath(guideID)) + "/"
 	remote, err := m.list(ctx, prefix, "")
 	if err != nil {
@@ -186,19 +191,20 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 		return 0
 	}
 	slices.SortStableFunc(local, func(a, b string) int { return order(a) - order(b) })
+	// Removals: event.json, then the documents, then record.json.
+	removal := [3]int{1, 2, 0} // by order: documents, record.json, event.json
 	for _, key := range local {
 		if err := m.put(ctx, key, remote[key]); err != nil {
 			return err
 		}
 	}
-	// Removals: event.json, the documents, record.json.
 	var gone []string
 	for key := range remote {
 		if !slices.Contains(local, key) {
 			gone = append(gone, key)
 		}
 	}
-	slices.SortFunc(gone, func(a, b string) int { return (2-order(a))%3 - (2-order(b))%3 })
+	slices.SortFunc(gone, func(a, b string) int { return removal[order(a)] - removal[order(b)] })
 	for _, key := range gone {
 		if err := m.delete(ctx, key); err != nil {
 			return err
@@ -208,7 +214,9 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 		return err
 	}
 	m.mu.Lock()
-	delete(m.dirty, guideID)
+	if m.dirty[guideID] == mark { // not marked again while it was mirrored
+		delete(m.dirty, guideID)
+	}
 	m.mu.Unlock()
 	return nil
 }

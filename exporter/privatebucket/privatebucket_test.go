@@ -135,3 +135,40 @@ func TestStart(t *testing.T) {
 		t.Errorf("dirty %v, want g2 (differs) and g3 (only in the cache)", got)
 	}
 }
+
+// markingFs marks a guide dirty when a file is opened: an export of it
+// that ends while its mirror is under way.
+type markingFs struct {
+	afero.Fs
+	m    *Mirror
+	once bool
+}
+
+func (f *markingFs) Open(name string) (afero.File, error) {
+	if !f.once && filepath.Base(name) == "galleryZip.zip" {
+		f.once = true
+		f.m.MarkDirty("g1")
+	}
+	return f.Fs.Open(name)
+}
+
+// TestMarkedDuringSync: a guide marked again while it is mirrored stays
+// due: what the new export wrote may have come after the files were read.
+func TestMarkedDuringSync(t *testing.T) {
+	b := memblob.OpenBucket(nil)
+	dir := t.TempDir()
+	writeLocal(t, dir, map[string]string{rec: "{}\n[]", doc: "zip"})
+	fsys := &markingFs{Fs: afero.NewOsFs()}
+	m := New(Config{Bucket: b, Local: fsys, LocalDir: dir, RecordsDir: records.RecordsDir(0, 1)})
+	fsys.m = m
+	m.MarkDirty("g1")
+	if err := m.Sync(context.Background(), "g1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Dirty(); !slices.Equal(got, []string{"g1"}) {
+		t.Errorf("dirty after a mark during the sync: %v, want g1", got)
+	}
+	if err := m.Sync(context.Background(), "g1"); err != nil || len(m.Dirty()) != 0 {
+		t.Errorf("after a second sync: dirty %v (%v)", m.Dirty(), err)
+	}
+}
