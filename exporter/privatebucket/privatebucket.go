@@ -67,7 +67,7 @@ type Mirror struct {
 	syncing sync.Mutex // held by Sync: one guide at a time
 	mu      sync.Mutex
 	dirty   map[string]uint64 // guides whose bucket copy may differ from the cache, by the count of their marks
-	marks   uint64            // guides whose bucket copy may differ from the cache
+	marks   uint64            // marks made so far: the number of the latest
 
 	Uploads, Deletes int // counted for reports and tests; read after the work
 }
