@@ -68,10 +68,11 @@ func workDir(c *cli.Context) (string, error) {
 }
 
 // publishPrivate returns publish's private tree: --private, or, when it is
-// a bucket URL, private/ in --work-dir with the records of every shard
-// taken from the bucket (records.RecordsDir). Only the records are
-// taken: the marks of withdrawn ids stay with the exporter's cache, so
-// objects they would name count against --max-deletes.
+// a bucket URL, publish/ in --work-dir made a copy of the bucket's
+// records, every shard's (records.RecordsDir). It is not the exporter's
+// cache (private/), whose records may be newer than the bucket's. Only the
+// records are taken: the marks of withdrawn ids stay with the exporter's
+// cache, so objects they would name count against --max-deletes.
 func (e *env) publishPrivate(c *cli.Context) (string, error) {
 	url := c.String("private")
 	if !bucket.IsURL(url) {
@@ -81,7 +82,7 @@ func (e *env) publishPrivate(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	priv := filepath.Join(work, "private")
+	priv := filepath.Join(work, "publish")
 	if err := os.MkdirAll(priv, 0o700); err != nil {
 		return "", usagef("--work-dir: %v", err)
 	}
@@ -93,7 +94,7 @@ func (e *env) publishPrivate(c *cli.Context) (string, error) {
 	n := max(c.Int("shards"), 1)
 	for i := range n {
 		m := privatebucket.New(privatebucket.Config{Bucket: b, Local: afero.NewOsFs(), LocalDir: priv, RecordsDir: records.RecordsDir(i, n)})
-		if _, err := m.Start(c.Context); err != nil {
+		if _, err := m.Pull(c.Context); err != nil {
 			return "", fmt.Errorf("--private %s: %w", publish.RedactURL(url), publish.RedactError(err, url))
 		}
 	}

@@ -124,7 +124,7 @@ func TestShardsPublishDirectly(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "0 to upload") || !strings.Contains(stdout, "0 to delete") {
 		t.Errorf("publish --private s3://…: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(root, "publish", "private", "exported")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "publish", "publish", "exported")); err != nil {
 		t.Errorf("publish took no records from the bucket: %v", err)
 	}
 

@@ -128,6 +128,45 @@ func (m *Mirror) Start(ctx context.Context) (downloaded int, err error) {
 	return downloaded, nil
 }
 
+// Pull makes the cache's records folder a copy of the bucket's, for a
+// process that reads the records and writes none (publish): records
+// missing or different are downloaded, records the bucket no longer has
+// are removed. Never Pull into an exporter's cache: its records may be
+// newer than the bucket's. It returns how many records it downloaded.
+func (m *Mirror) Pull(ctx context.Context) (int, error) {
+	remote, err := m.listRecords(ctx)
+	if err != nil {
+		return 0, err
+	}
+	local, err := m.localRecords()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for id, sum := range remote {
+		if l, ok := local[id]; ok && sum != nil && bytes.Equal(l, sum) {
+			continue
+		}
+		if err := m.download(ctx, m.recordKey(id)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	gone := 0
+	for id := range local {
+		if _, ok := remote[id]; !ok {
+			if err := m.cfg.Local.Remove(m.localPath(m.recordKey(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return n, fmt.Errorf("mirror: %w", err)
+			}
+			gone++
+		}
+	}
+	if n+gone > 0 {
+		m.dropIDsIndex()
+	}
+	return n, nil
+}
+
 // MarkDirty says that guideID's private files changed in the cache.
 func (m *Mirror) MarkDirty(guideID string) {
 	m.mu.Lock()

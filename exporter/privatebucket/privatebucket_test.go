@@ -172,3 +172,27 @@ func TestMarkedDuringSync(t *testing.T) {
 		t.Errorf("after a second sync: dirty %v (%v)", m.Dirty(), err)
 	}
 }
+
+// TestPull: a reader's copy of the records becomes the bucket's: missing
+// and different records downloaded, records the bucket lacks removed.
+func TestPull(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	for key, data := range map[string]string{"exported/g1.json": "{}\n[]", "exported/g2.json": "{\"a\":1}\n[]"} {
+		if err := b.WriteAll(ctx, key, []byte(data), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	writeLocal(t, dir, map[string]string{"exported/g2.json": "{\"a\":2}\n[]", "exported/g3.json": "{}\n[]"})
+	n, err := newMirror(t, b, dir).Pull(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("Pull downloaded %d (%v), want g1 and g2", n, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "exported", "g2.json")); string(data) != "{\"a\":1}\n[]" {
+		t.Errorf("g2: %q, want the bucket's", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "exported", "g3.json")); err == nil {
+		t.Error("g3, gone from the bucket, is still in the copy")
+	}
+}
