@@ -116,7 +116,9 @@ func TestSidecarFromBucket(t *testing.T) {
 			{"POST", "/api/v1/guides/" + guide.id + "/events/ready/dispatch"},
 			{"GET", "/api/v1/guides/" + guide.id + "/events/deliveries"},
 		} {
-			status := func(base string) string { return strings.SplitN(answer(t, c.method, base+c.path, h, false), "\n", 2)[0] }
+			status := func(base string) string {
+				return strings.SplitN(answer(t, c.method, base+c.path, h, false), "\n", 2)[0]
+			}
 			want := status(folder)
 			for _, base := range buckets {
 				if got := status(base); got != want {
