@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +24,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/site/bucket"
 )
 
@@ -293,5 +299,109 @@ func TestPrivateBucketOutage(t *testing.T) {
 	}
 	if n := len(bucketObjects(t, b, "exported/")); n != 4 {
 		t.Errorf("%d records in the bucket, want the 4 fixtures'", n)
+	}
+}
+
+// sameAsCache reports the differences between the private tree's cache
+// (its guides/ and records) and a file:// private bucket.
+func sameAsCache(t *testing.T, cache, bucketDir string) []string {
+	t.Helper()
+	files := func(root string, keep func(rel string) bool) map[string]string {
+		out := map[string]string{}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if keep(rel) {
+				data, _ := os.ReadFile(p)
+				out[rel] = string(data)
+			}
+			return nil
+		})
+		return out
+	}
+	mirrored := func(rel string) bool {
+		if strings.HasSuffix(rel, ".attrs") || strings.Contains(rel, "/.") || strings.HasPrefix(rel, ".") {
+			return false
+		}
+		dir, name := path.Split(rel)
+		return strings.HasPrefix(rel, "guides/") || (dir == "exported/" && strings.HasSuffix(name, ".json") && name != records.IDsMarker)
+	}
+	local, remote := files(cache, mirrored), files(bucketDir, mirrored)
+	var diffs []string
+	for k, v := range local {
+		if rv, ok := remote[k]; !ok {
+			diffs = append(diffs, k+" missing from the bucket")
+		} else if rv != v && !(strings.HasPrefix(k, "exported/") && records.SameButStamps([]byte(v), []byte(rv))) {
+			diffs = append(diffs, k+" differs")
+		}
+	}
+	for k := range remote {
+		if _, ok := local[k]; !ok {
+			diffs = append(diffs, k+" only in the bucket")
+		}
+	}
+	slices.Sort(diffs)
+	return diffs
+}
+
+// TestWatchPrivateBucketKilled: watch --private file://… killed (SIGKILL)
+// at random moments while uploads are exported, then started again on the
+// same folder, ends with a private bucket that holds what its cache
+// holds: every guide the killed processes exported and did not mirror is
+// mirrored by the next start.
+func TestWatchPrivateBucketKilled(t *testing.T) {
+	bin := buildGuidepub(t)
+	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
+	priv, work := t.TempDir(), t.TempDir()
+	var stderr syncBuffer
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "watch", "--src", tr.src, "--out", tr.out, "--private", "file://"+priv, "--work-dir", work,
+			"--debounce", "20ms", "--jobs", "1", "--quick=false")
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i, folder := range []string{"ansi-us-house", "rue-saint-denis", "not-drafted"} {
+		cmd := start()
+		time.Sleep(time.Duration(200+rng.IntN(400)) * time.Millisecond)
+		upload(t, tr.src, folder, sampleBundle(t, folder, "https://hooks.example.com/ready"))
+		if i == 1 {
+			os.RemoveAll(filepath.Join(tr.src, "301-king-st-e"))
+		}
+		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	cmd := start()
+	var diffs []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("the bucket against the cache: %v\nthe watchers' logs:\n%s", diffs, stderr.String())
+		}
+	}()
+	// The last start exports again what the kills interrupted (each guide
+	// compressed at the final settings, one job): a minute and a half on a
+	// loaded machine.
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		diffs = sameAsCache(t, filepath.Join(work, "private"), priv)
+		_, err := os.Stat(filepath.Join(work, "private", "exported", "gLDN-NOTDRAFTED.json"))
+		if len(diffs) == 0 && err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the private bucket does not hold what the cache does")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(priv, "exported", "gKT301KINGE1.json")); err == nil {
+		t.Error("the removed guide's record is in the bucket")
 	}
 }
