@@ -272,7 +272,7 @@ func TestSidecarInContainer(t *testing.T) {
 		if t.Failed() {
 			t.Logf("container logs:\n%s", logs(eng, name))
 		}
-		ctrErr(eng, "rm", "--force", name)
+		ctrErr(eng, "rm", "--force", "--volumes", name) // and the anonymous volume of the image's VOLUME
 	})
 	waitFor(t, "the sidecar's /healthz", 60*time.Second, func() bool {
 		resp, err := http.Get(base + "/healthz")
@@ -360,7 +360,7 @@ func TestWatchInContainer(t *testing.T) {
 		if t.Failed() {
 			t.Logf("container logs:\n%s", logs(eng, name))
 		}
-		ctrErr(eng, "rm", "--force", name)
+		ctrErr(eng, "rm", "--force", "--volumes", name) // and the anonymous volume of the image's VOLUME
 	})
 	time.Sleep(time.Second) // the first (empty) export
 	// Upload by copy, as a user would.
