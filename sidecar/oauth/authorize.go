@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -263,6 +264,24 @@ const MaxOwnerName = 256
 // refused (413) unread.
 const maxSignInForm = 64 << 10
 
+// maxDrain and drainWait bound what is read and thrown away of a form
+// refused as too large, and for how long: a connection closed with unread
+// bytes is reset by the kernel, and the client, still sending its form,
+// then gets a reset instead of the 413 page (most clients, one time in
+// four here). Reading the rest first costs no memory; a form larger than
+// maxDrain, or slower than drainWait, still gets the reset.
+const (
+	maxDrain  = 4 << 20
+	drainWait = 5 * time.Second
+)
+
+// drainRefused reads and discards what is left of body, within maxDrain
+// and drainWait.
+func drainRefused(w http.ResponseWriter, body io.Reader) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainWait))
+	_, _ = io.CopyN(io.Discard, body, maxDrain)
+}
+
 // logNamePrefix is how much of a name too long to sign in is logged.
 const logNamePrefix = 32
 
@@ -275,9 +294,11 @@ const logNamePrefix = 32
 // memory budget, or is answered 503 (docs/oauth.md#throttling). An unknown
 // owner costs the same as a wrong password, and gets the same answer.
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxSignInForm)
+	body := r.Body
+	r.Body = http.MaxBytesReader(w, body, maxSignInForm)
 	if err := r.ParseForm(); err != nil || !s.cookies.checkCSRF(r) {
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			drainRefused(w, body)
 			render(w, http.StatusRequestEntityTooLarge, "error", pageData{Title: "Request refused",
 				Error: "This form is too large to be a sign-in."}, "")
 			return
