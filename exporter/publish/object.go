@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -20,17 +21,12 @@ import (
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/bucket"
 )
 
 // Digest is what comparing a local file with a bucket object needs of
-// the file's bytes.
-type Digest struct {
-	Size   int64
-	SHA256 string // hex
-	// MD5 may be nil: a listing's MD5 (S3's ETag) is then compared with
-	// the file's bytes read again.
-	MD5 []byte
-}
+// the file's bytes (bucket.Digest, the one definition).
+type Digest = bucket.Digest
 
 // KnownDigest returns the recorded digest of the public file rel (slash
 // path relative to the tree) when info, its current state, shows the file
@@ -185,8 +181,7 @@ func (d *describer) describe(rel string, info fs.FileInfo) (*local, error) {
 			if o.data, err = d.comp.Compress(cfg.Encoding, data, false); err != nil {
 				return nil, fmt.Errorf("compress %s: %w", rel, err)
 			}
-			m, s := md5.Sum(o.data), sha256.Sum256(o.data)
-			o.digest = Digest{int64(len(o.data)), hex.EncodeToString(s[:]), m[:]}
+			o.digest, _ = bucket.DigestOf(bytes.NewReader(o.data)) // reading memory cannot fail
 		default:
 			return nil, fmt.Errorf("read %s: %w", rel+cfg.Encoding.Ext, err)
 		}
@@ -229,12 +224,7 @@ func hashFile(fsys afero.Fs, p string) (Digest, error) {
 		return Digest{}, err
 	}
 	defer f.Close()
-	m, s := md5.New(), sha256.New()
-	n, err := io.Copy(io.MultiWriter(m, s), f)
-	if err != nil {
-		return Digest{}, err
-	}
-	return Digest{n, hex.EncodeToString(s.Sum(nil)), m.Sum(nil)}, nil
+	return bucket.DigestOf(f)
 }
 
 // remoteObject is what a listing tells of an object.

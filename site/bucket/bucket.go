@@ -3,11 +3,15 @@
 // writes one: publishing the public tree, the private tree kept in a
 // bucket, and the sidecar reading it. It is the one home of what a value
 // given for a folder or a bucket is (IsURL) and of guidepub's mark on the
-// objects it writes (MetadataHash).
+// objects it writes (MetadataHash, with the Digest it is part of).
 package bucket
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"regexp"
 
 	"gocloud.dev/blob"
@@ -23,6 +27,28 @@ import (
 // MD5, it gives the sidecar a private document's ETag without reading it,
 // and it is guidepub's mark on every object it writes.
 const MetadataHash = "guidepub-sha256"
+
+// Digest identifies an object's bytes: their size, their hex SHA-256 (the
+// value of MetadataHash) and their MD5 (what an S3 listing gives, as the
+// ETag of an object written in one part).
+type Digest struct {
+	Size   int64
+	SHA256 string // hex
+	// MD5 may be nil where it is not known (a digest recorded without
+	// it): a listing's MD5 is then compared with the bytes read again.
+	MD5 []byte
+}
+
+// DigestOf reads r to its end and returns the digest of what it read,
+// both hashes in the same pass.
+func DigestOf(r io.Reader) (Digest, error) {
+	m, s := md5.New(), sha256.New()
+	n, err := io.Copy(io.MultiWriter(m, s), r)
+	if err != nil {
+		return Digest{}, err
+	}
+	return Digest{Size: n, SHA256: hex.EncodeToString(s.Sum(nil)), MD5: m.Sum(nil)}, nil
+}
 
 // urlScheme matches the start of a URL: a value with it is never taken
 // for a folder (it would make one named "s3:", say, in the working
