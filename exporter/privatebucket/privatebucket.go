@@ -89,11 +89,7 @@ func New(cfg Config) *Mirror {
 // downloaded; when any, the ids index of the cache is dropped, to be
 // rebuilt from the records by the exporter.
 func (m *Mirror) Start(ctx context.Context) (downloaded int, err error) {
-	remote, err := m.listRecords(ctx)
-	if err != nil {
-		return 0, err
-	}
-	local, err := m.localRecords()
+	remote, local, err := m.bothRecords(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -134,11 +130,7 @@ func (m *Mirror) Start(ctx context.Context) (downloaded int, err error) {
 // are removed. Never Pull into an exporter's cache: its records may be
 // newer than the bucket's. It returns how many records it downloaded.
 func (m *Mirror) Pull(ctx context.Context) (int, error) {
-	remote, err := m.listRecords(ctx)
-	if err != nil {
-		return 0, err
-	}
-	local, err := m.localRecords()
+	remote, local, err := m.bothRecords(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -315,13 +307,14 @@ func (m *Mirror) put(ctx context.Context, key string, r *object) error {
 		return fmt.Errorf("mirror: read %s: %w", key, err)
 	}
 	defer f.Close()
-	sha, sum, size, err := hashes(f)
+	d, err := bucket.DigestOf(f)
 	if err != nil {
 		return fmt.Errorf("mirror: read %s: %w", key, err)
 	}
-	if r != nil && r.size == size {
+	sha := d.SHA256
+	if r != nil && r.size == d.Size {
 		if r.md5 != nil {
-			if bytes.Equal(r.md5, sum) {
+			if bytes.Equal(r.md5, d.MD5) {
 				return nil
 			}
 		} else if a, err := m.cfg.Bucket.Attributes(ctx, key); err == nil && a.Metadata[bucket.MetadataHash] == sha {
@@ -365,13 +358,6 @@ func (m *Mirror) upload(ctx context.Context, key string, f io.Reader, sha string
 		return fmt.Errorf("mirror: upload %s: %w", key, err)
 	}
 	return nil
-}
-
-// hashes returns the hex SHA-256, the MD5 and the size of what r holds.
-func hashes(r io.Reader) (sha string, sum []byte, size int64, err error) {
-	s, m := sha256.New(), md5.New()
-	size, err = io.Copy(io.MultiWriter(s, m), r)
-	return hex.EncodeToString(s.Sum(nil)), m.Sum(nil), size, err
 }
 
 func (m *Mirror) delete(ctx context.Context, key string) error {
@@ -437,6 +423,16 @@ func (m *Mirror) localFiles(prefix string) ([]string, error) {
 		return nil, fmt.Errorf("mirror: walk %s: %w", prefix, err)
 	}
 	return keys, nil
+}
+
+// bothRecords returns the MD5 of each guide's record in the bucket and in
+// the cache.
+func (m *Mirror) bothRecords(ctx context.Context) (remote, local map[string][]byte, err error) {
+	if remote, err = m.listRecords(ctx); err != nil {
+		return nil, nil, err
+	}
+	local, err = m.localRecords()
+	return remote, local, err
 }
 
 // listRecords returns the MD5 of each guide's record in the bucket.
