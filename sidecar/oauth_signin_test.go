@@ -99,6 +99,19 @@ func (a signInAttempt) post(t testing.TB, client *http.Client, owner, password s
 // postVia is post with an X-Forwarded-For header (when xff is not empty).
 func (a signInAttempt) postVia(t testing.TB, client *http.Client, xff, owner, password string) (int, string) {
 	t.Helper()
+	resp, err := client.Do(a.request(xff, owner, password))
+	if err != nil {
+		t.Errorf("sign-in: %v", err)
+		return 0, ""
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After")
+}
+
+// request returns the sign-in request of the attempt as owner with
+// password, with an X-Forwarded-For header when xff is not empty.
+func (a signInAttempt) request(xff, owner, password string) *http.Request {
 	f := url.Values{}
 	for k, v := range a.form {
 		f[k] = v
@@ -111,14 +124,7 @@ func (a signInAttempt) postVia(t testing.TB, client *http.Client, xff, owner, pa
 	if xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Errorf("sign-in: %v", err)
-		return 0, ""
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Retry-After")
+	return req
 }
 
 // concurrently runs n sign-ins at once (owner and client address chosen

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -119,16 +118,7 @@ func TestSignInManyNamesAtOnce(t *testing.T) {
 // postPage is post, returning the page instead of Retry-After.
 func (a signInAttempt) postPage(t testing.TB, client *http.Client, owner, password string) (int, string) {
 	t.Helper()
-	f := url.Values{}
-	for k, v := range a.form {
-		f[k] = v
-	}
-	f.Set("username", owner)
-	f.Set("password", password)
-	req, _ := http.NewRequest("POST", a.action, strings.NewReader(f.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: a.csrf.Name, Value: a.csrf.Value})
-	resp, err := client.Do(req)
+	resp, err := client.Do(a.request("", owner, password))
 	if err != nil {
 		t.Fatalf("sign-in: %v", err)
 	}
