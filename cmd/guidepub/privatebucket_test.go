@@ -405,3 +405,46 @@ func TestWatchPrivateBucketKilled(t *testing.T) {
 		t.Error("the removed guide's record is in the bucket")
 	}
 }
+
+// TestHideWhileCacheLost: a view starts hiding its photos and floor plans
+// while the exporter's cache is lost; the export that follows, on an empty
+// folder with the records from the private bucket, leaves both buckets as
+// a first export of the new bundles fills new ones: every object the hide
+// withdraws is deleted, though no local file of it was there to remove.
+func TestHideWhileCacheLost(t *testing.T) {
+	st := publishtest.StartStore(t)
+	buckets := map[string]*blob.Bucket{}
+	for _, name := range []string{"pub", "priv", "pub-fresh", "priv-fresh"} {
+		buckets[name] = publishtest.NewBucket(t, st.Endpoint, name)
+	}
+	src, root := fixtureSrc(t), t.TempDir()
+	export := func(pub, priv, work string) {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, "export", "--src", src, "--publish", s3URL(pub, st.Endpoint),
+			"--private", s3URL(priv, st.Endpoint), "--work-dir", filepath.Join(root, work))
+		if code != 0 {
+			t.Fatalf("export into %s: exit %d\n%s\n%s", pub, code, stdout, stderr)
+		}
+	}
+	export("pub", "priv", "before")
+	guide := filepath.Join(src, "301-king-st-e", "guide.json")
+	data, err := os.ReadFile(guide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := strings.Replace(string(data), `"hidden": [`, `"hidden": ["photos", "floorPlans", `, 1)
+	if hidden == string(data) {
+		t.Fatal("the fixture's second view hides nothing to add to")
+	}
+	if err := os.WriteFile(guide, []byte(hidden), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := bucketObjects(t, buckets["pub"], "vKT301B/")
+	export("pub", "priv", "after") // an empty folder: the cache of "before" is lost
+	export("pub-fresh", "priv-fresh", "fresh")
+	if after := bucketObjects(t, buckets["pub"], "vKT301B/"); len(after) >= len(before) {
+		t.Fatalf("the hide withdrew nothing: %d objects of the view before, %d after", len(before), len(after))
+	}
+	sameObjects(t, "public", bucketObjects(t, buckets["pub"], ""), bucketObjects(t, buckets["pub-fresh"], ""))
+	sameObjects(t, "private guides/", bucketObjects(t, buckets["priv"], "guides/"), bucketObjects(t, buckets["priv-fresh"], "guides/"))
+}
