@@ -167,7 +167,7 @@ func (e *Exporter) scan(folders []string) *scanned {
 			if err == nil {
 				raw, err = afero.ReadFile(e.cfg.Src, filepath.Join(dir, bundle.FileName))
 			}
-			if err == nil && e.upToDate(&mg, dir, raw, now) {
+			if err == nil && e.upToDate(id, &mg, dir, raw, now) {
 				s.current[i], s.files[i] = id, len(mg.Files)+len(mg.Private)
 				return
 			}

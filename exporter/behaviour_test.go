@@ -713,7 +713,7 @@ func TestRecordsOnePerGuide(t *testing.T) {
 			}
 			sum, m := sha256.Sum256(data), md5.Sum(data)
 			fi, _ := ev.out.Stat(p)
-			if f.SHA256 != hex.EncodeToString(sum[:]) || f.MD5 != hex.EncodeToString(m[:]) || !f.Unchanged(fi) {
+			if f.SHA256 != hex.EncodeToString(sum[:]) || f.MD5 != hex.EncodeToString(m[:]) || !f.Holds(fi) {
 				t.Errorf("%s: record of %s is %+v, file has hashes %x, %x and size %d", when, f.Path, f, sum, m, fi.Size())
 			}
 		}

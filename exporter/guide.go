@@ -28,6 +28,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/claims"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
@@ -183,7 +184,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	// fp covers guide.json, which names the inputs: the same fingerprint
 	// means the same inputs, so it is compared as it is, not taken again.
-	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(old, fp) {
+	if old != nil && old.Folder == b.Folder && e.mayBeUpToDate(old, now) && e.sameOutput(g.GuideID, old, fp) {
 		return unchangedResult(b.Folder, g.GuideID, old, len(old.Files)+len(old.Private)), *old, nil
 	}
 	pace := pace(quick, old, fp, func() string { return render.Visibility(g, now) })
@@ -206,7 +207,12 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 	}
 	finished := false
 	defer func() { e.w.End(finished) }()
-	out, err := e.w.Guide(ctx, b, p, old, pace)
+	var prior ledger.Guide
+	if old != nil {
+		// Unreadable: no file is known, every one is checked the ordinary way.
+		prior, _ = e.records.Ledger(g.GuideID)
+	}
+	out, err := e.w.Guide(ctx, b, p, old, prior, pace)
 	res.addCounts(out.Counts)
 	res.Revision, res.Changed = out.Revision, out.Changed
 	if errors.Is(err, write.ErrGaveWay) {
@@ -225,7 +231,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := e.records.Save(e.w.Public(), g.GuideID, entry, out.Digests, old != nil); err != nil {
+	if err := e.records.Save(e.w.Public(), e.w.Private(), g.GuideID, entry, &out, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
@@ -288,12 +294,12 @@ func (e *Exporter) fingerprint(dir string, raw []byte, inputs []string) (string,
 // its inputs are as they were (same fingerprint), no view expired since,
 // and every file it published still exists. raw is the guide.json now in
 // the bundle folder dir.
-func (e *Exporter) upToDate(mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
+func (e *Exporter) upToDate(id string, mg *site.ManifestGuide, dir string, raw []byte, now time.Time) bool {
 	if !e.mayBeUpToDate(mg, now) {
 		return false
 	}
 	fp, err := e.fingerprint(dir, raw, mg.Inputs)
-	return err == nil && e.sameOutput(mg, fp)
+	return err == nil && e.sameOutput(id, mg, fp)
 }
 
 // mayBeUpToDate reports whether mg has a fingerprint and no view of it
@@ -304,10 +310,15 @@ func (e *Exporter) mayBeUpToDate(mg *site.ManifestGuide, now time.Time) bool {
 }
 
 // sameOutput reports whether fp, the fingerprint of the bundle now, is
-// mg's, mg has no quick siblings to finish and every file mg published is
-// still there as it was written.
-func (e *Exporter) sameOutput(mg *site.ManifestGuide, fp string) bool {
-	return fp == mg.Source && len(mg.Quick) == 0 && e.w.Intact(mg)
+// mg's (the entry of guide id), mg has no quick siblings to finish and
+// every file mg published is still as its ledger recorded it
+// (write.Writer.Intact).
+func (e *Exporter) sameOutput(id string, mg *site.ManifestGuide, fp string) bool {
+	if fp != mg.Source || len(mg.Quick) > 0 {
+		return false
+	}
+	l, err := e.records.Ledger(id)
+	return err == nil && e.w.Intact(mg, l)
 }
 
 // unchangedResult is the result of a guide found up to date, whose entry

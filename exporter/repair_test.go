@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/filestamp"
 )
 
 func TestStaleTempsRemoved(t *testing.T) {
@@ -140,5 +142,45 @@ func TestMarkerRemovedAfterCleanExports(t *testing.T) {
 	}
 	if ev.exporter().w.Verifying() {
 		t.Error("a new exporter checks every document after clean exports")
+	}
+}
+
+// TestRewrittenBehindRepaired: a public document rewritten behind the
+// exporter's back, no export killed (no marker), with other bytes of the
+// same size and its modification time put back (as cp -p or rsync -t
+// leave a file), makes its guide not up to date: the next ExportAll, of a
+// new process, publishes the document again. Its change time, which the
+// guide's ledger keeps, is what tells.
+func TestRewrittenBehindRepaired(t *testing.T) {
+	ev := osEnv(t)
+	ev.exportAll()
+	doc := filepath.Join(ev.outDir, kingDefault, filepath.FromSlash(site.SummaryFile))
+	want := readFile(t, doc)
+	fi, err := os.Stat(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, bytes.Repeat([]byte(" "), len(want)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(doc, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	now, err := os.Stat(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filestamp.ChangeTime(now).IsZero() {
+		t.Skip("this file system does not report change times")
+	}
+	res, err := ev.exporter().ExportAll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, doc); !bytes.Equal(got, want) {
+		t.Errorf("the rewritten document holds %.40q, want it published again", got)
+	}
+	if res.Written == 0 {
+		t.Errorf("nothing written: %+v", res)
 	}
 }

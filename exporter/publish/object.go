@@ -331,8 +331,7 @@ var syscallNotDir = syscall.ENOTDIR
 // RecordedDigests returns a KnownDigest that finds a file's digest in the
 // exporter's records (records.Records.Lookup; several for a sharded
 // export, whose shards record disjoint guides): the recorded hashes of a
-// file whose size and modification time are still those recorded
-// (records.PublicFile.Unchanged). A record without an MD5 (written by an
+// file whose stamp is still the one recorded (ledger.Entry.Holds). A record without an MD5 (written by an
 // earlier version) gives a digest without one, so the file is read when a
 // listing's MD5 must be compared; a record that cannot be read gives none.
 func RecordedDigests(recs ...*records.Records) KnownDigest {
@@ -342,7 +341,7 @@ func RecordedDigests(recs ...*records.Records) KnownDigest {
 			if err != nil || !ok {
 				continue
 			}
-			if !f.Unchanged(info) {
+			if !f.Holds(info) {
 				return Digest{}, false
 			}
 			dg := Digest{Size: f.Size, SHA256: f.SHA256}

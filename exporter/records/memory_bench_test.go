@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
@@ -94,14 +95,14 @@ func memoryRecord(i int) *record {
 	mg := site.ManifestGuide{Folder: fmt.Sprintf("guide-%06d", i), Revision: fmt.Sprintf("%064x", i), Ids: []string{id + "A", id + "B", "alias-" + id},
 		Private: []string{"guides/" + id + "/record.json", "guides/" + id + "/event.json"}, Source: fmt.Sprintf("%064x", i),
 		Inputs: []string{"doc/a.jpg", "doc/b.pdf"}, Views: 2, Ready: true}
-	var public []PublicFile
+	var public ledger.Ledger
 	for _, view := range []string{"", "A", "B"} {
 		for j := range memoryFiles / 3 {
 			p := memoryPath(i, view, j)
 			mg.Files = append(mg.Files, p)
-			public = append(public, PublicFile{Path: p, SHA256: fmt.Sprintf("%064x", j), MD5: fmt.Sprintf("%032x", j),
-				Size: 1024, ModTime: 1_700_000_000_000_000_000})
+			public = append(public, ledger.Entry{Path: p, SHA256: fmt.Sprintf("%064x", j), MD5: fmt.Sprintf("%032x", j),
+				Stamp: ledger.Stamp{Size: 1024, ModTime: 1_700_000_000_000_000_000}})
 		}
 	}
-	return newRecord(id, mg, public)
+	return newRecord(id, mg, ledger.Guide{Public: public})
 }

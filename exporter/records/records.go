@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"maps"
@@ -19,14 +20,20 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
 
 // recordVersion is the version of the per-guide record format this package
-// writes.
-const recordVersion = 2
+// writes: 3 records the ledger of the private files too, with change
+// times and media sources; a record of version 2 is read as a ledger of
+// the public files only.
+const recordVersion = 3
+
+// oldestRecordVersion is the oldest record format this package reads.
+const oldestRecordVersion = 2
 
 // RecordsDir returns the private-tree folder of the exporter's per-guide
 // records of shard i of n: "exported" for an unsharded export, else
@@ -41,40 +48,18 @@ func RecordsDir(i, n int) string {
 // recordsDir is the records folder of an unsharded export.
 const recordsDir = "exported"
 
-// PublicFile is one public file as the exporter recorded it when it wrote
-// it (or last found it holding what it should): its path in the public
-// tree, the SHA-256 and MD5 of its content and the stamp (size and
-// modification time) the file had then. A file whose stat still shows that stamp
-// (Unchanged) holds that content, unless something other than the
-// exporter rewrote it within the same nanosecond at the same size.
-type PublicFile struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"` // hex; "" when unknown (a record migrated from manifest.json)
-	// MD5 is the hex MD5 of the content, what an S3 listing's ETag holds
-	// (publish compares it without reading the file); "" in records
-	// written before it was kept.
-	MD5  string `json:"md5,omitempty"`
-	Size int64  `json:"size"`
-	// ModTime is the file's modification time in nanoseconds since the Unix
-	// epoch, as the file system reported it after the write.
-	ModTime int64 `json:"mtime"`
-}
-
-// Unchanged reports whether fi, a stat of the file now, shows it as it was
-// recorded: same size and modification time, and a known hash.
-func (f PublicFile) Unchanged(fi fs.FileInfo) bool {
-	return f.SHA256 != "" && fi.Mode().IsRegular() && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime
-}
-
 // record is what the exporter keeps per guide in RecordsDir: its manifest
-// entry (site.ManifestGuide) with each public file's hash and stamp. Its
-// file has two lines of JSON: the head (recordHead: the entry, with the
-// public files' paths), then the hash and stamp of each of those files in
-// the same order (fileSum), so that reading every record at start decodes
-// the heads only (about a quarter of the bytes).
+// entry (site.ManifestGuide) with the guide's ledger (package ledger: each
+// file's digests, stamp and media source). Its file has two lines of
+// JSON: the head (recordHead: the entry, with the files' paths), then the
+// ledger entry of each public file, then of each private one, in the
+// order of the head's lists, so that reading every record at start
+// decodes the heads only (about a quarter of the bytes).
 type record struct {
 	recordHead
-	Public []PublicFile // sorted by path: Files with their sums
+	// Ledger is the guide's ledger: Files and Private with their entries
+	// (Private empty in a record of version 2).
+	Ledger ledger.Guide
 }
 
 // recordHead is the first line of a record file: the guide's summary,
@@ -104,15 +89,6 @@ type recordSummary struct {
 	Visibility string     `json:"visibility,omitempty"`
 }
 
-// fileSum is the hash and stamp of one public file, on the second line of
-// a record file.
-type fileSum struct {
-	SHA256  string `json:"sha256,omitempty"`
-	MD5     string `json:"md5,omitempty"`
-	Size    int64  `json:"size"`
-	ModTime int64  `json:"mtime"`
-}
-
 // entry returns the manifest entry a record head holds.
 func (h *recordHead) entry() site.ManifestGuide {
 	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
@@ -120,12 +96,19 @@ func (h *recordHead) entry() site.ManifestGuide {
 		Visibility: h.Visibility}
 }
 
-// newRecord returns the record of guide id with entry mg, whose public
-// files are described by public (same paths, same order).
-func newRecord(id string, mg site.ManifestGuide, public []PublicFile) *record {
+// newRecord returns the record of guide id with entry mg, whose files are
+// described by l (same paths, same order); private files l does not
+// describe (nil) are recorded by path only.
+func newRecord(id string, mg site.ManifestGuide, l ledger.Guide) *record {
+	if l.Private == nil && len(mg.Private) > 0 {
+		l.Private = make(ledger.Ledger, len(mg.Private))
+		for i, p := range mg.Private {
+			l.Private[i] = ledger.Entry{Path: p}
+		}
+	}
 	return &record{recordHead: recordHead{recordSummary: recordSummary{Version: recordVersion, GuideID: id, Folder: mg.Folder,
 		Revision: mg.Revision, Ids: mg.Ids, Source: mg.Source, NextChange: mg.NextChange, Views: mg.Views, Ready: mg.Ready,
-		Quick: mg.Quick, Visibility: mg.Visibility}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Public: public}
+		Quick: mg.Quick, Visibility: mg.Visibility}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Ledger: l}
 }
 
 // encode returns the two lines of the record's file.
@@ -134,11 +117,7 @@ func (rec *record) encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sums := make([]fileSum, len(rec.Public))
-	for i, f := range rec.Public {
-		sums[i] = fileSum{SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
-	}
-	tail, err := render.MarshalJSON(sums)
+	tail, err := render.MarshalJSON(slices.Concat(rec.Ledger.Public, rec.Ledger.Private))
 	if err != nil {
 		return nil, err
 	}
@@ -167,17 +146,21 @@ func decodeRecord(data []byte, full bool) (*record, error) {
 	if !full {
 		return &rec, nil
 	}
-	var sums []fileSum
-	if err := json.Unmarshal(tail, &sums); err != nil {
-		return nil, fmt.Errorf("file sums: %w", err)
+	var entries ledger.Ledger
+	if err := json.Unmarshal(tail, &entries); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	if len(sums) != len(rec.Files) {
-		return nil, fmt.Errorf("%d file sums for %d files", len(sums), len(rec.Files))
+	paths := rec.Files
+	if len(entries) != len(rec.Files) || rec.Version >= 3 {
+		paths = slices.Concat(rec.Files, rec.Private)
 	}
-	rec.Public = make([]PublicFile, len(sums))
-	for i, f := range sums {
-		rec.Public[i] = PublicFile{Path: rec.Files[i], SHA256: f.SHA256, MD5: f.MD5, Size: f.Size, ModTime: f.ModTime}
+	if len(entries) != len(paths) {
+		return nil, fmt.Errorf("%d ledger entries for %d files", len(entries), len(paths))
 	}
+	for i := range entries {
+		entries[i].Path = paths[i]
+	}
+	rec.Ledger.Public, rec.Ledger.Private = entries[:len(rec.Files):len(rec.Files)], entries[len(rec.Files):]
 	return &rec, nil
 }
 
@@ -396,9 +379,9 @@ func (r *Records) readWith(id string, decode func([]byte) (*record, error)) (*re
 	if err != nil {
 		return nil, fmt.Errorf("exporter: record %s: %w", r.t.Abs(r.file(id)), err)
 	}
-	if rec.Version != recordVersion || rec.GuideID != id {
-		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d of guide %q",
-			r.t.Abs(r.file(id)), rec.Version, rec.GuideID, recordVersion, id)
+	if rec.Version < oldestRecordVersion || rec.Version > recordVersion || rec.GuideID != id {
+		return nil, fmt.Errorf("exporter: record %s: version %d of guide %q, want version %d to %d of guide %q",
+			r.t.Abs(r.file(id)), rec.Version, rec.GuideID, oldestRecordVersion, recordVersion, id)
 	}
 	return rec, nil
 }
@@ -427,11 +410,11 @@ func (r *Records) migrate(legacy string) error {
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.Guides)) {
 		mg := m.Guides[id]
-		public := make([]PublicFile, len(mg.Files))
+		l := ledger.Guide{Public: make(ledger.Ledger, len(mg.Files))}
 		for i, p := range mg.Files {
-			public[i] = PublicFile{Path: p}
+			l.Public[i] = ledger.Entry{Path: p}
 		}
-		if err := r.write(newRecord(id, mg, public)); err != nil {
+		if err := r.write(newRecord(id, mg, l)); err != nil {
 			return err
 		}
 	}
@@ -807,22 +790,20 @@ func (r *Records) recordOf(id string) (*record, error) {
 // relative to the public tree), read from the record of the guide that
 // published it, found through the public id p belongs to (site.PublicIDOf).
 // ok is false when no guide records p.
-func (r *Records) Lookup(p string) (f PublicFile, ok bool, err error) {
+func (r *Records) Lookup(p string) (f ledger.Entry, ok bool, err error) {
 	<-r.ready
 	r.mu.Lock()
 	gid, found := r.owners[site.PublicIDOf(p)]
 	r.mu.Unlock()
 	if !found {
-		return PublicFile{}, false, nil
+		return ledger.Entry{}, false, nil
 	}
 	rec, err := r.recordOf(gid)
 	if err != nil {
-		return PublicFile{}, false, err
+		return ledger.Entry{}, false, err
 	}
-	if i, found := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); found {
-		return rec.Public[i], true, nil
-	}
-	return PublicFile{}, false, nil
+	f, ok = rec.Ledger.Public.Find(p)
+	return f, ok, nil
 }
 
 // Withdrawn reports whether the records say that the public file at path
@@ -863,7 +844,7 @@ func (r *Records) Withdrawn(p string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if _, listed := slices.BinarySearchFunc(rec.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) }); listed {
+		if _, listed := rec.Ledger.Public.Find(p); listed {
 			return false, nil
 		}
 	}
@@ -908,18 +889,18 @@ func (r *Records) OwnedByOther(p, id string) bool {
 // file's record at once (for tests and tools; a publisher asks Lookup file
 // by file). The iteration stops at the first record that cannot be read,
 // yielding its error.
-func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
-	return func(yield func(PublicFile, error) bool) {
-		var all []PublicFile
+func (r *Records) PublicFiles() iter.Seq2[ledger.Entry, error] {
+	return func(yield func(ledger.Entry, error) bool) {
+		var all []ledger.Entry
 		for _, id := range r.IDs() {
 			rec, err := r.read(id, true)
 			if err != nil {
-				yield(PublicFile{}, err)
+				yield(ledger.Entry{}, err)
 				return
 			}
-			all = append(all, rec.Public...)
+			all = append(all, rec.Ledger.Public...)
 		}
-		slices.SortFunc(all, func(a, b PublicFile) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(all, func(a, b ledger.Entry) int { return strings.Compare(a.Path, b.Path) })
 		for _, f := range all {
 			if !yield(f, nil) {
 				return
@@ -928,48 +909,61 @@ func (r *Records) PublicFiles() iter.Seq2[PublicFile, error] {
 	}
 }
 
-// describe returns the records of the public files paths (sorted) of a
-// guide just written: each file's stamp as it is now, and its hashes from
-// written (the digests taken as this export wrote the files) for a file
-// written, else from old (the guide's previous record) when the stamp did
-// not change and old has both, else read from the file once for both (see
-// docs/output.md for what that costs). It returns an error when a file
-// cannot be examined.
-func describe(t write.Tree, paths []string, written map[string]write.Digest, old *record) ([]PublicFile, error) {
-	out := make([]PublicFile, len(paths))
+// describe returns the ledger entries of the files paths (sorted) of
+// tree t of a guide just written: each file's stamp as it is now, its
+// media source from sources, and its digests from written (taken as this
+// export wrote the files) for a file written, else from old (the guide's
+// previous ledger of t) when the file still shows the stamp recorded
+// there and old knows them, else read from the file once, streaming (see
+// docs/output.md for what that costs). MD5s are kept when md5s (the
+// public tree). It returns an error when a file cannot be examined.
+func describe(t write.Tree, paths []string, written map[string]write.Digest, sources map[string]ledger.Source,
+	old ledger.Ledger, md5s bool) (ledger.Ledger, error) {
+	out := make(ledger.Ledger, len(paths))
 	for i, p := range paths {
 		fi, err := t.FS.Stat(t.Abs(p))
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
 		}
-		f := PublicFile{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		if d, ok := written[p]; ok && d != (write.Digest{}) {
-			f.SHA256, f.MD5 = hex.EncodeToString(d.SHA256[:]), hex.EncodeToString(d.MD5[:])
-		} else if prev, ok := oldFile(old, p); ok && prev.Unchanged(fi) && prev.MD5 != "" {
-			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
-		} else {
-			data, err := t.Read(p)
-			if err != nil {
-				return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
+		f := ledger.Entry{Path: p, Stamp: ledger.StampOf(fi)}
+		if src, ok := sources[p]; ok {
+			f.Source = &src
+		}
+		if d, ok := written[p]; ok && d.SHA256 != ([sha256.Size]byte{}) {
+			f.SHA256 = hex.EncodeToString(d.SHA256[:])
+			if md5s {
+				f.MD5 = hex.EncodeToString(d.MD5[:])
 			}
-			s, m := sha256.Sum256(data), md5.Sum(data)
-			f.SHA256, f.MD5 = hex.EncodeToString(s[:]), hex.EncodeToString(m[:])
+		} else if prev, ok := old.Find(p); ok && prev.Holds(fi) && (prev.MD5 != "" || !md5s) {
+			f.SHA256, f.MD5 = prev.SHA256, prev.MD5
+		} else if f.SHA256, f.MD5, err = digestFile(t, p, md5s); err != nil {
+			return nil, fmt.Errorf("record %s: %w", t.Abs(p), err)
 		}
 		out[i] = f
 	}
 	return out, nil
 }
 
-// oldFile returns the record of path p in old.
-func oldFile(old *record, p string) (PublicFile, bool) {
-	if old == nil {
-		return PublicFile{}, false
+// digestFile returns the hex SHA-256 of p in t, and its MD5 when md5s,
+// reading the file once.
+func digestFile(t write.Tree, p string, md5s bool) (sha, md string, err error) {
+	f, err := t.FS.Open(t.Abs(p))
+	if err != nil {
+		return "", "", err
 	}
-	i, found := slices.BinarySearchFunc(old.Public, p, func(f PublicFile, p string) int { return strings.Compare(f.Path, p) })
-	if !found {
-		return PublicFile{}, false
+	defer f.Close()
+	s, m := sha256.New(), md5.New()
+	w := io.Writer(s)
+	if md5s {
+		w = io.MultiWriter(s, m)
 	}
-	return old.Public[i], true
+	if _, err := io.Copy(w, f); err != nil {
+		return "", "", err
+	}
+	if md5s {
+		md = hex.EncodeToString(m.Sum(nil))
+	}
+	return hex.EncodeToString(s.Sum(nil)), md, nil
 }
 
 // ManifestName returns the private-tree name of the single manifest file
@@ -986,19 +980,28 @@ func ManifestName(i, n int) string {
 
 // Save writes the record of guide id, just exported (entry), after every
 // file of the guide was written and before the records in memory change
-// (Set): the hash and stamp of each public file of pub, taken from
-// digests (as write.Writer.Guide wrote them) for the files written;
-// hadOld says whether the guide had a record, whose hashes are reused for
-// the other files when their stamp did not change. The ids the guide no
-// longer lists are marked removed first (removed.go). It returns an error
-// when a file cannot be examined, or a mark or the record written.
-func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, digests map[string]write.Digest, hadOld bool) error {
+// (Set): the guide's ledger, each file of the public tree pub and the
+// private tree priv described from out (the digests and media sources
+// write.Writer.Guide took) and, for the files it did not write, from the
+// guide's previous ledger when hadOld and their stamps did not change.
+// The ids the guide no longer lists are marked removed first
+// (removed.go). It returns an error when a file cannot be examined, or a
+// mark or the record written.
+func (r *Records) Save(pub, priv write.Tree, id string, entry site.ManifestGuide, out *write.Written, hadOld bool) error {
 	var old *record
 	if hadOld {
-		old, _ = r.recordOf(id) // unreadable: every hash not known is read again
+		old, _ = r.recordOf(id) // unreadable: every digest not known is read again
 	}
-	public, err := describe(pub, entry.Files, digests, old)
-	if err != nil {
+	var prior ledger.Guide
+	if old != nil {
+		prior = old.Ledger
+	}
+	var l ledger.Guide
+	var err error
+	if l.Public, err = describe(pub, entry.Files, out.Digests, out.PublicSources, prior.Public, true); err != nil {
+		return err
+	}
+	if l.Private, err = describe(priv, entry.Private, out.PrivateDigests, out.PrivateSources, prior.Private, false); err != nil {
 		return err
 	}
 	// The ids index names the guide's ids before its record lists them,
@@ -1013,13 +1016,26 @@ func (r *Records) Save(pub write.Tree, id string, entry site.ManifestGuide, dige
 			return err
 		}
 	}
-	if err := r.write(newRecord(id, entry, public)); err != nil {
+	if err := r.write(newRecord(id, entry, l)); err != nil {
 		return err
 	}
 	if old != nil {
 		r.unlink(id, dropped(old.Ids, entry.Ids))
 	}
 	return nil
+}
+
+// Ledger returns the ledger of guide id as its record keeps it: empty for
+// a guide without a record, an error when its record cannot be read.
+func (r *Records) Ledger(id string) (ledger.Guide, error) {
+	rec, err := r.recordOf(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ledger.Guide{}, nil
+	}
+	if err != nil {
+		return ledger.Guide{}, err
+	}
+	return rec.Ledger, nil
 }
 
 // dropped returns the ids of old that are not in now.
@@ -1034,10 +1050,11 @@ func dropped(old, now []string) []string {
 }
 
 // SameButStamps reports whether two record files say the same of their
-// guide but for the stamps of its files (their modification times on the
-// machine that wrote them): the same head, and the same hashes and sizes.
-// A record kept in a bucket is replaced only when it differs so: the same
-// export on another machine, or on an emptied folder, uploads no record.
+// guide but for the stamps of its files and of their media sources (their
+// sizes aside: times on the machine that wrote them): the same head, and
+// the same digests, sizes and sources. A record kept in a bucket is
+// replaced only when it differs so: the same export on another machine,
+// or on an emptied folder, uploads no record.
 func SameButStamps(a, b []byte) bool {
 	ra, err := decodeRecord(a, true)
 	if err != nil {
@@ -1049,14 +1066,16 @@ func SameButStamps(a, b []byte) bool {
 	}
 	ha, _, _ := bytes.Cut(a, []byte("\n"))
 	hb, _, _ := bytes.Cut(b, []byte("\n"))
-	if !bytes.Equal(ha, hb) || len(ra.Public) != len(rb.Public) {
-		return false
-	}
-	for i, f := range ra.Public {
-		g := rb.Public[i]
-		if f.Path != g.Path || f.SHA256 != g.SHA256 || f.MD5 != g.MD5 || f.Size != g.Size {
+	return bytes.Equal(ha, hb) && sameButStamps(ra.Ledger.Public, rb.Ledger.Public) && sameButStamps(ra.Ledger.Private, rb.Ledger.Private)
+}
+
+// sameButStamps reports whether two ledgers list the same files with the
+// same digests, sizes and sources, whatever their times.
+func sameButStamps(a, b ledger.Ledger) bool {
+	return slices.EqualFunc(a, b, func(f, g ledger.Entry) bool {
+		if f.Path != g.Path || f.SHA256 != g.SHA256 || f.MD5 != g.MD5 || f.Size != g.Size || (f.Source == nil) != (g.Source == nil) {
 			return false
 		}
-	}
-	return true
+		return f.Source == nil || (f.Source.Path == g.Source.Path && f.Source.Made == g.Source.Made && f.Source.Stamp.Size == g.Source.Stamp.Size)
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/claims"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/procstat"
 )
@@ -62,13 +63,13 @@ func benchmarkOpenRecords(b *testing.B, n int, cold bool) {
 		id := fmt.Sprintf("gREC%06d", i)
 		mg := site.ManifestGuide{Folder: fmt.Sprintf("guide-%06d", i), Revision: "r", Ids: []string{id + "A", id + "B", "alias-" + id},
 			Private: []string{"guides/" + id + "/record.json"}, Source: "s", Inputs: []string{"doc/a.jpg"}, Views: 2, Ready: true}
-		var public []PublicFile
+		var public ledger.Ledger
 		for j := range 40 {
 			p := fmt.Sprintf("%sA/doc/photos/p%02d.jpg", id, j)
 			mg.Files = append(mg.Files, p)
-			public = append(public, PublicFile{Path: p, SHA256: fmt.Sprintf("%064x", j), Size: 1024, ModTime: 1_700_000_000_000_000_000})
+			public = append(public, ledger.Entry{Path: p, SHA256: fmt.Sprintf("%064x", j), Stamp: ledger.Stamp{Size: 1024, ModTime: 1_700_000_000_000_000_000}})
 		}
-		if err := r.write(newRecord(id, mg, public)); err != nil {
+		if err := r.write(newRecord(id, mg, ledger.Guide{Public: public})); err != nil {
 			b.Fatal(err)
 		}
 	}

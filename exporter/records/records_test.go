@@ -13,6 +13,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/claims"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
 )
@@ -47,8 +48,9 @@ func TestRecordsRoundTrip(t *testing.T) {
 	next := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	a := site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/data/status", "v1/data/status.br"}, Private: []string{"guides/a/record.json"}}
 	b := site.ManifestGuide{Folder: "fb", Ids: []string{"v2", "alias"}, NextChange: &next, Ready: true, Views: 1}
-	pubA := []PublicFile{{Path: "v1/data/status", SHA256: "00", Size: 3, ModTime: 7}, {Path: "v1/data/status.br", SHA256: "11", Size: 2, ModTime: 8}}
-	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("b", b, nil)} {
+	pubA := ledger.Ledger{{Path: "v1/data/status", SHA256: "00", Stamp: ledger.Stamp{Size: 3, ModTime: 7}},
+		{Path: "v1/data/status.br", SHA256: "11", Stamp: ledger.Stamp{Size: 2, ModTime: 8}}}
+	for _, rec := range []*record{newRecord("a", a, ledger.Guide{Public: pubA}), newRecord("b", b, ledger.Guide{})} {
 		if err := r.write(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Revision = "r2"
-	if err := r.write(newRecord("a", a, pubA)); err != nil {
+	if err := r.write(newRecord("a", a, ledger.Guide{Public: pubA})); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := fsys.Stat(fileB); !after.ModTime().Equal(before.ModTime()) {
@@ -77,7 +79,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		t.Errorf("owner(alias) = %q, %v, %v", gid, ok, err)
 	}
 	f, ok, err := back.Lookup("v1/data/status.br")
-	if err != nil || !ok || f != pubA[1] {
+	if err != nil || !ok || !reflect.DeepEqual(f, pubA[1]) {
 		t.Errorf("Lookup = %+v, %v, %v", f, ok, err)
 	}
 	if err := back.Delete("a"); err != nil {
@@ -250,7 +252,7 @@ func TestRecordsKeepSummaries(t *testing.T) {
 	if mg, ok := back.Get(id); !ok || !slices.Equal(mg.Files, rec.Files) || !slices.Equal(mg.Private, rec.Private) || !slices.Equal(mg.Inputs, rec.Inputs) {
 		t.Fatalf("Get = %+v", mg)
 	}
-	if f, ok, err := back.Lookup(rec.Files[3]); err != nil || !ok || f != rec.Public[3] {
+	if f, ok, err := back.Lookup(rec.Files[3]); err != nil || !ok || !reflect.DeepEqual(f, rec.Ledger.Public[3]) {
 		t.Fatalf("Lookup = %+v %v %v", f, ok, err)
 	}
 }
@@ -292,7 +294,7 @@ func TestDecodeSummary(t *testing.T) {
 	mg := site.ManifestGuide{Folder: "fa", Revision: "r1", Ids: []string{"v1", "alias"}, Files: []string{"v1/data/status"},
 		Private: []string{"guides/a/event.json"}, Source: "abc", Inputs: []string{"guide.json"}, NextChange: &next,
 		Views: 2, Ready: true, Quick: []string{"v1/data/status.br"}}
-	data, err := newRecord("a", mg, []PublicFile{{Path: "v1/data/status", SHA256: "00", Size: 3, ModTime: 7}}).encode()
+	data, err := newRecord("a", mg, ledger.Guide{Public: ledger.Ledger{{Path: "v1/data/status", SHA256: "00", Stamp: ledger.Stamp{Size: 3, ModTime: 7}}}}).encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +321,11 @@ func TestWithdrawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := site.ManifestGuide{Folder: "fa", Ids: []string{"v1", "home"}, Files: []string{"u/v1/index.html", "v1/data/status", "v1/media/p1.jpg"}}
-	pubA := []PublicFile{{Path: "u/v1/index.html"}, {Path: "v1/data/status"}, {Path: "v1/media/p1.jpg"}}
+	pubA := ledger.Guide{Public: ledger.Ledger{{Path: "u/v1/index.html"}, {Path: "v1/data/status"}, {Path: "v1/media/p1.jpg"}}}
 	// A guide whose id changed: its folder's old guide still holds v1
 	// and lists a file the new one does not.
 	old := site.ManifestGuide{Folder: "fa", Ids: []string{"v1"}, Files: []string{"v1/media/old.jpg"}}
-	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("old", old, []PublicFile{{Path: "v1/media/old.jpg"}})} {
+	for _, rec := range []*record{newRecord("a", a, pubA), newRecord("old", old, ledger.Guide{Public: ledger.Ledger{{Path: "v1/media/old.jpg"}}})} {
 		if err := r.write(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +367,7 @@ func TestWithdrawnRemoved(t *testing.T) {
 	}
 	save := func(id string, ids []string, hadOld bool) {
 		t.Helper()
-		if err := r.Save(pub, id, site.ManifestGuide{Folder: "f" + id, Ids: ids}, nil, hadOld); err != nil {
+		if err := r.Save(pub, write.Tree{}, id, site.ManifestGuide{Folder: "f" + id, Ids: ids}, &write.Written{}, hadOld); err != nil {
 			t.Fatal(err)
 		}
 		r.Set(id, site.ManifestGuide{Folder: "f" + id, Ids: ids})
@@ -398,7 +400,7 @@ func TestWithdrawnRemoved(t *testing.T) {
 	if err := pub.WriteSynced("v2/data/status", []byte(`{"status":"ready"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := back.Save(pub, "b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}}, nil, false); err != nil {
+	if err := back.Save(pub, write.Tree{}, "b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}}, &write.Written{}, false); err != nil {
 		t.Fatal(err)
 	}
 	back.Set("b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}})
@@ -412,24 +414,81 @@ func TestWithdrawnRemoved(t *testing.T) {
 // TestSameButStamps: two records that differ in the modification times of
 // their files only are the same; a different hash, size or head is not.
 func TestSameButStamps(t *testing.T) {
-	head := `{"version":3,"guideId":"g1","files":["v1/a","v1/b"],"private":[]}`
-	rec := func(head string, mtime int64, sha string, size int) []byte {
-		return fmt.Appendf(nil, "%s\n[{\"sha256\":\"%s\",\"size\":%d,\"mtime\":%d},{\"sha256\":\"bb\",\"size\":2,\"mtime\":%d}]\n", head, sha, size, mtime, mtime)
+	head := `{"version":3,"guideId":"g1","files":["v1/a","v1/b"],"private":["guides/g1/doc.pdf"]}`
+	type file struct {
+		sha          string
+		size         int
+		mtime, ctime int64
+		src          string // the source's path
+		srcTime      int64  // the source's times
 	}
-	a := rec(head, 1, "aa", 1)
+	rec := func(head string, a file) []byte {
+		return fmt.Appendf(nil, "%s\n[{\"sha256\":\"%s\",\"size\":%d,\"mtime\":%d,\"ctime\":%d},{\"sha256\":\"bb\",\"size\":2,\"mtime\":1},"+
+			"{\"sha256\":\"cc\",\"size\":3,\"mtime\":1,\"src\":{\"path\":\"%s\",\"made\":\"pdf 0 x\",\"stamp\":{\"size\":4,\"mtime\":%d,\"ctime\":%d}}}]\n",
+			head, a.sha, a.size, a.mtime, a.ctime, a.src, a.srcTime, a.srcTime)
+	}
+	base := file{sha: "aa", size: 1, mtime: 1, ctime: 1, src: "doc/a.pdf", srcTime: 1}
+	with := func(f func(*file)) file { c := base; f(&c); return c }
+	a := rec(head, base)
 	for _, c := range []struct {
 		name string
 		b    []byte
 		want bool
 	}{
-		{"other stamps", rec(head, 99, "aa", 1), true},
-		{"other hash", rec(head, 1, "ab", 1), false},
-		{"other size", rec(head, 1, "aa", 3), false},
-		{"other head", rec(strings.Replace(head, "g1", "g2", 1), 1, "aa", 1), false},
+		{"other times", rec(head, with(func(f *file) { f.mtime, f.ctime = 99, 98 })), true},
+		{"other source times", rec(head, with(func(f *file) { f.srcTime = 99 })), true},
+		{"other hash", rec(head, with(func(f *file) { f.sha = "ab" })), false},
+		{"other size", rec(head, with(func(f *file) { f.size = 3 })), false},
+		{"other source", rec(head, with(func(f *file) { f.src = "doc/b.pdf" })), false},
+		{"other head", rec(strings.Replace(head, "g1", "g2", 1), base), false},
 		{"not a record", []byte("{}"), false},
 	} {
 		if got := SameButStamps(a, c.b); got != c.want {
 			t.Errorf("%s: SameButStamps = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestRecordLedger: a record keeps the ledger of the guide's public and
+// private files, media sources and change times included; a record of
+// version 2 (public files only, without change times) is still read, its
+// private files known by path only.
+func TestRecordLedger(t *testing.T) {
+	mg := site.ManifestGuide{Folder: "f", Ids: []string{"v1"}, Files: []string{"v1/a.jpg", "v1/data/status"}, Private: []string{"guides/g/doc.pdf"}}
+	src := &ledger.Source{Path: "doc/a.pdf", Made: ledger.Made("pdf", 0, "rules"), Stamp: ledger.Stamp{Size: 9, ModTime: 5, ChangeTime: 6}}
+	l := ledger.Guide{
+		Public: ledger.Ledger{{Path: "v1/a.jpg", SHA256: "aa", MD5: "a1", Stamp: ledger.Stamp{Size: 1, ModTime: 2, ChangeTime: 3}, Source: src},
+			{Path: "v1/data/status", SHA256: "bb", MD5: "b1", Stamp: ledger.Stamp{Size: 4, ModTime: 5, ChangeTime: 6}}},
+		Private: ledger.Ledger{{Path: "guides/g/doc.pdf", SHA256: "cc", Stamp: ledger.Stamp{Size: 7, ModTime: 8, ChangeTime: 9}, Source: src}},
+	}
+	data, err := newRecord("g", mg, l).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeRecord(data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Ledger, l) {
+		t.Errorf("ledger read back:\n%+v\nwant\n%+v", back.Ledger, l)
+	}
+	v2 := `{"version":2,"guideId":"g","folder":"f","revision":"","ids":["v1"],"files":["v1/a.jpg","v1/data/status"],"private":["guides/g/doc.pdf"]}` + "\n" +
+		`[{"sha256":"aa","md5":"a1","size":1,"mtime":2},{"sha256":"bb","md5":"b1","size":4,"mtime":5}]` + "\n"
+	old, err := decodeRecord([]byte(v2), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Ledger.Private) != 0 || len(old.Ledger.Public) != 2 || old.Ledger.Public[1].Path != "v1/data/status" || old.Ledger.Public[1].ChangeTime != 0 {
+		t.Errorf("version 2 record read as %+v", old.Ledger)
+	}
+	r := memRecords()
+	if err := r.t.Write(r.file("g"), []byte(v2)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Ledger("g"); err != nil || len(got.Public) != 2 {
+		t.Errorf("Ledger of a version 2 record = %+v, %v", got, err)
+	}
+	if got, err := r.Ledger("absent"); err != nil || len(got.Public)+len(got.Private) != 0 {
+		t.Errorf("Ledger of a guide without a record = %+v, %v", got, err)
 	}
 }

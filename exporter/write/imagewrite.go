@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
 )
@@ -118,12 +119,12 @@ func (w *guideWriter) stripMedia(t Tree, b *bundle.Bundle, f render.File, attemp
 			if errors.Is(err, errDiffers) {
 				return err
 			}
-			if cerr := checkSame(src, before, before.size); cerr != nil {
+			if cerr := checkSame(src, before, before.Size); cerr != nil {
 				return cerr
 			}
 			return rejectFile(b, f.Src, err)
 		}
-		return checkSame(src, before, before.size)
+		return checkSame(src, before, before.Size)
 	}
 	same, err := produces(t, f.Path, io.Discard, strip)
 	if err != nil {
@@ -177,7 +178,7 @@ func (w *guideWriter) rebuildPDF(t Tree, b *bundle.Bundle, f render.File, attemp
 			CopyHook(f.Src, attempt)
 		}
 	}}
-	data, err := io.ReadAll(io.LimitReader(in, before.size+1))
+	data, err := io.ReadAll(io.LimitReader(in, before.Size+1))
 	if err != nil {
 		return sum, err
 	}
@@ -204,17 +205,17 @@ func (w *guideWriter) rebuildPDF(t Tree, b *bundle.Bundle, f render.File, attemp
 }
 
 // openSource opens the bundle file of f and returns its stamp.
-func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, stamp, error) {
+func (w *guideWriter) openSource(b *bundle.Bundle, f render.File) (afero.File, ledger.Stamp, error) {
 	src, err := b.Open(f.Src)
 	if err != nil {
-		return nil, stamp{}, err
+		return nil, ledger.Stamp{}, err
 	}
 	fi, err := src.Stat()
 	if err != nil {
 		src.Close()
-		return nil, stamp{}, err
+		return nil, ledger.Stamp{}, err
 	}
-	return src, stampOf(fi), nil
+	return src, ledger.StampOf(fi), nil
 }
 
 // renderMedia is putSource for a rendition: the published file is up to
@@ -232,7 +233,7 @@ func (w *guideWriter) renderMedia(t Tree, b *bundle.Bundle, f render.File) ([sha
 	if _, err := io.Copy(h, src); err != nil {
 		return sum, err
 	}
-	if err := checkSame(src, before, before.size); err != nil {
+	if err := checkSame(src, before, before.Size); err != nil {
 		return sum, err
 	}
 	var srcSum [sha256.Size]byte

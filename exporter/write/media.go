@@ -13,15 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
-	"github.com/guidepub/guidepub/site/filestamp"
 )
 
 // CopyBufSize is the size of the buffer a media copy streams through: the
@@ -41,17 +40,6 @@ const MsgChanged = "changed while being exported (twice); export again once it i
 // copy attempt has been read, so that a test can change the source file
 // in the middle of a copy.
 var CopyHook func(src string, attempt int)
-
-// stamp is what identifies one version of a file: size, modification and
-// change times. A writer changing the file in place changes at least one.
-type stamp struct {
-	size         int64
-	mtime, ctime time.Time
-}
-
-func stampOf(fi os.FileInfo) stamp {
-	return stamp{size: fi.Size(), mtime: fi.ModTime(), ctime: filestamp.ChangeTime(fi)}
-}
 
 // putSource publishes the bundle file f.Src at f.Path of t by streaming it
 // (memory does not grow with the file's size) and returns the SHA-256 of
@@ -100,10 +88,10 @@ func (w *guideWriter) copyMedia(t Tree, b *bundle.Bundle, f render.File, attempt
 	if err != nil {
 		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
-	before := stampOf(fi)
+	before := ledger.StampOf(fi)
 	buf := make([]byte, CopyBufSize)
 	h := sha256.New()
-	same, n, err := sameContent(t, f.Path, src, before.size, h, buf)
+	same, n, err := sameContent(t, f.Path, src, before.Size, h, buf)
 	if err != nil {
 		return sum, fmt.Errorf("bundle %s: file %q: %w", b.Folder, f.Src, err)
 	}
@@ -170,12 +158,12 @@ func sumOf(h hash.Hash) [sha256.Size]byte {
 
 // checkSame returns errChanged unless src still has stamp before and n
 // bytes were read of it.
-func checkSame(src afero.File, before stamp, n int64) error {
+func checkSame(src afero.File, before ledger.Stamp, n int64) error {
 	fi, err := src.Stat()
 	if err != nil {
 		return err
 	}
-	if after := stampOf(fi); after != before || n != before.size {
+	if after := ledger.StampOf(fi); after != before || n != before.Size {
 		return errChanged
 	}
 	return nil

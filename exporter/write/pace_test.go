@@ -14,6 +14,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/bundle"
 	"github.com/guidepub/guidepub/exporter/bundle/bundletest"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
@@ -54,7 +55,7 @@ func (e *paceEnv) guide(ctx context.Context, old *site.ManifestGuide, pace Pace)
 	if err := e.w.Begin(); err != nil {
 		return Written{}, err
 	}
-	out, err := e.w.Guide(ctx, e.b, e.p, old, pace)
+	out, err := e.w.Guide(ctx, e.b, e.p, old, ledger.Guide{}, pace)
 	e.w.End(err == nil)
 	return out, err
 }

@@ -202,29 +202,6 @@ func (t Tree) removeStaleTempsTop(cutoff time.Time) (int, error) {
 	return n, nil
 }
 
-// encodingsAgree reports whether every published document of mg has
-// compressed siblings that decode to exactly the document: a write killed
-// between a document's siblings and the document itself leaves some
-// siblings holding other content, which a client accepting that encoding
-// would get (see docs/robustness.md).
-func (e *Writer) encodingsAgree(mg *site.ManifestGuide) bool {
-	for _, p := range mg.Files {
-		if !site.IsDocument(p) {
-			continue
-		}
-		data, err := e.pub.Read(p)
-		if err != nil {
-			return false
-		}
-		for _, enc := range e.encodings {
-			if !e.pub.siblingAgrees(p, enc, data) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // siblingAgrees reports whether the compressed sibling of document p in
 // encoding enc exists and decodes to data.
 func (t Tree) siblingAgrees(p string, enc site.Encoding, data []byte) bool {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
@@ -78,11 +79,10 @@ func (w *guideWriter) putAll(ctx context.Context, b *bundle.Bundle, files []rend
 		put := func(i int, images *imageCache) {
 			r := &results[i]
 			// Its own writer, so the counts need no lock.
-			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share}
+			fw := &guideWriter{e: w.e, res: &r.res, images: images, share: share, prior: w.prior}
 			r.put(fw, b, files[i], docs[i-start])
 		}
 		err = runTasks(ctx, w.giveWay, tasksOf(files, start, end), put)
-		share.restamp(w)
 		if err != nil {
 			return err
 		}
@@ -101,9 +101,12 @@ type putResult struct {
 	h       [sha256.Size]byte
 	written []string
 	digests map[string]Digest // of the public files written
-	res     Counts            // the counts and changes of this file's writes
-	err     error
-	ran     bool // put was called
+	// privDigests are those of the private files written.
+	privDigests map[string]Digest
+	sources     map[string]ledger.Source
+	res         Counts // the counts and changes of this file's writes
+	err         error
+	ran         bool // put was called
 }
 
 // put publishes f through fw (a writer of its own) and keeps the outcome.
@@ -121,10 +124,12 @@ func (r *putResult) put(fw *guideWriter, b *bundle.Bundle, f render.File, dw doc
 		r.h = sha256.Sum256(f.Data)
 		r.written, r.err = fw.put(t, f, f.Data, dw)
 	}
+	r.digests, r.privDigests = fw.digests, fw.privDigests
 	if r.err != nil {
 		r.written = nil // what a failed put left is not its new version
+	} else {
+		r.sources = fw.sources
 	}
-	r.digests = fw.digests
 }
 
 // add adds what putting f did (r) to w's counts, sums, digests and paths.
@@ -139,12 +144,23 @@ func (w *guideWriter) add(f render.File, r *putResult) {
 	}
 	w.sums = append(w.sums, pathSum{prefix + f.Path, r.h})
 	for p, d := range r.digests {
-		w.addDigest(p, d)
+		addDigest(&w.digests, p, d)
 	}
+	for p, d := range r.privDigests {
+		addDigest(&w.privDigests, p, d)
+	}
+	sources := &w.pubSources
 	if f.Private {
 		w.private = append(w.private, r.written...)
+		sources = &w.privSources
 	} else {
 		w.public = append(w.public, r.written...)
+	}
+	for p, src := range r.sources {
+		if *sources == nil {
+			*sources = map[string]ledger.Source{}
+		}
+		(*sources)[p] = src
 	}
 }
 
@@ -290,14 +306,19 @@ type guideWriter struct {
 	public  []string  // public paths occupied
 	private []string  // private paths occupied
 	sums    []pathSum // content hash of each file (not its siblings)
-	// digests are those of the public files written, by path; the zero
-	// Digest when unknown (see addDigest).
-	digests map[string]Digest
-	images  *imageCache
-	share   *productShare // the media products of this export (mediamemo.go)
-	srcMade stamp         // the source stamp of the media file last made (putSource)
-	quick   []string      // public siblings compressed with quick settings (prepareDocs)
-	pace    Pace          // of the whole export (Writer.Guide)
+	// digests and privDigests are those of the public and private files
+	// written, by path; the zero Digest when unknown (see addDigest).
+	digests, privDigests map[string]Digest
+	images               *imageCache
+	share                *productShare // the media products of this export (mediaonce.go)
+	srcMade              ledger.Stamp  // the source stamp of the media file last made (putSource)
+	prior                ledger.Guide  // the guide's ledger as last recorded (Writer.Guide)
+	// sources are what the media files put by this writer are made from,
+	// by path (madeFrom); pubSources and privSources gather them by tree.
+	sources                 map[string]ledger.Source
+	pubSources, privSources map[string]ledger.Source
+	quick                   []string // public siblings compressed with quick settings (prepareDocs)
+	pace                    Pace     // of the whole export (Writer.Guide)
 }
 
 // docWrite is what put writes of one document: its compressed siblings
@@ -387,23 +408,25 @@ type Digest struct {
 func (w *guideWriter) written(t Tree, p string, n int64, d Digest) {
 	w.res.Written++
 	w.res.Bytes += n
-	if w.isPublic(t) {
-		w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.SHA256[:])})
-		w.addDigest(p, d)
+	if !w.isPublic(t) {
+		addDigest(&w.privDigests, p, d)
+		return
 	}
+	w.res.Changes = append(w.res.Changes, FileChange{Path: p, SHA256: hex.EncodeToString(d.SHA256[:])})
+	addDigest(&w.digests, p, d)
 }
 
-// addDigest keeps d as the Digest of the public file p written. A path
+// addDigest keeps d in *m as the Digest of the file p written. A path
 // written twice with different contents keeps none (which write came last
-// is not known when they ran in parallel): describe reads that file.
-func (w *guideWriter) addDigest(p string, d Digest) {
-	if w.digests == nil {
-		w.digests = map[string]Digest{}
+// is not known when they ran in parallel): the record reads that file.
+func addDigest(m *map[string]Digest, p string, d Digest) {
+	if *m == nil {
+		*m = map[string]Digest{}
 	}
-	if prev, ok := w.digests[p]; ok && prev != d {
+	if prev, ok := (*m)[p]; ok && prev != d {
 		d = Digest{}
 	}
-	w.digests[p] = d
+	(*m)[p] = d
 }
 
 // prepareDocs returns, by index in files, what put writes of each

@@ -8,6 +8,7 @@ import (
 	"github.com/moby/locker"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/site"
 )
@@ -45,7 +46,6 @@ type Writer struct {
 	giveWay   func() bool   // Config.GiveWay
 	budget    decodeBudget  // the memory image decodes and PDF rewrites share (decodes.go)
 	decoding  locker.Locker // by decode key: one decode of a content at a time
-	memo      mediaMemo     // the media files made, for the next exports (mediamemo.go)
 
 	interrupted interruptState // see repair.go
 	shared      sharedFiles    // see shared.go
@@ -86,12 +86,16 @@ type Written struct {
 	// Public and Private are the paths the guide occupies now in each
 	// tree (compressed siblings and the record included), sorted.
 	Public, Private []string
-	// Digests are those of the public files written, by path, taken as
-	// they were written; the zero Digest when unknown.
-	Digests map[string]Digest
+	// Digests and PrivateDigests are those of the public and private
+	// files written, by path, taken as they were written (a private
+	// file's without its MD5); the zero Digest when unknown.
+	Digests, PrivateDigests map[string]Digest
 	// Quick are the public compressed siblings written with quick
 	// settings, sorted (see Guide).
 	Quick []string
+	// PublicSources and PrivateSources are what each media file of each
+	// tree is made from, by path (for the guide's ledger).
+	PublicSources, PrivateSources map[string]ledger.Source
 }
 
 // Guide writes the plan p of bundle b, whose media files it reads: the
@@ -99,7 +103,10 @@ type Written struct {
 // file that differs from what is there, then the guide's record at the
 // revision they make, then deletes the files old (the guide's previous
 // publication, or nil) published that p no longer does, and flushes the
-// folders that changed. On an error some files may have been replaced
+// folders that changed. prior is the guide's ledger as its last export
+// recorded it (empty for a new guide): a media file it shows made from
+// its source as it is now is left alone without reading either
+// (mediaonce.go). On an error some files may have been replaced
 // by their new versions, never by a partial one, and the others keep
 // their old ones, except when p's Visibility differs from old's: then
 // the public files old published that this export did not reach are
@@ -115,9 +122,9 @@ type Written struct {
 // the pace, so the export that follows a quick one (with the same
 // documents) leaves the tree as an export at the Final pace would have.
 // A Finishing export gives way to Quick ones (see Pace).
-func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, pace Pace) (Written, error) {
+func (w *Writer) Guide(ctx context.Context, b *bundle.Bundle, p *render.Plan, old *site.ManifestGuide, prior ledger.Guide, pace Pace) (Written, error) {
 	var out Written
-	gw := &guideWriter{e: w, res: &out.Counts, pace: pace}
+	gw := &guideWriter{e: w, res: &out.Counts, pace: pace, prior: prior}
 	err := gw.guide(ctx, b, p, old, &out)
 	// An export that does not finish while it changes what the guide's
 	// views show (they may show less; a record written before Visibility
@@ -148,6 +155,7 @@ func (gw *guideWriter) guide(ctx context.Context, b *bundle.Bundle, p *render.Pl
 	}
 	slices.Sort(gw.quick)
 	out.Public, out.Private, out.Digests, out.Quick = gw.public, gw.private, gw.digests, slices.Compact(gw.quick)
+	out.PrivateDigests, out.PublicSources, out.PrivateSources = gw.privDigests, gw.pubSources, gw.privSources
 	out.Changed = out.Written > 0 || out.Deleted > 0
 	if out.Changed {
 		// Once per guide, before the record names its new files: see
@@ -183,27 +191,36 @@ func (w *Writer) Remove(c *Counts, mg site.ManifestGuide, keep func(p string) bo
 	return nil
 }
 
-// Intact reports whether every file mg published is still there, and,
-// while an interrupted export is being repaired (Verifying), whether its
-// documents' compressed siblings agree with them.
-func (w *Writer) Intact(mg *site.ManifestGuide) bool {
-	return w.allExist(mg) && (!w.Verifying() || w.encodingsAgree(mg))
+// Intact reports whether every file mg published is still as its ledger
+// l recorded it (ledger.Entry.Holds): one rewritten, touched, replaced or
+// deleted since, or one whose digest the ledger does not know, makes the
+// guide not intact, and exported again. A file l does not list at all (a
+// private file of a record written before the ledger kept them) must
+// exist.
+func (w *Writer) Intact(mg *site.ManifestGuide, l ledger.Guide) bool {
+	return intact(w.pub, mg.Files, l.Public) && intact(w.priv, mg.Private, l.Private)
 }
 
-// allExist reports whether every file of a manifest entry still exists.
-func (w *Writer) allExist(mg *site.ManifestGuide) bool {
-	for _, p := range mg.Files {
-		if !w.pub.Exists(p) {
-			return false
+// intact reports whether every path of paths in t is as l recorded it.
+func intact(t Tree, paths []string, l ledger.Ledger) bool {
+	for _, p := range paths {
+		e, listed := l.Find(p)
+		if !listed {
+			if !t.Exists(p) {
+				return false
+			}
+			continue
 		}
-	}
-	for _, p := range mg.Private {
-		if !w.priv.Exists(p) {
+		fi, err := t.FS.Stat(t.Abs(p))
+		if err != nil || !e.Holds(fi) {
 			return false
 		}
 	}
 	return true
 }
+
+// Private returns the private tree.
+func (w *Writer) Private() Tree { return w.priv }
 
 // Public returns the public tree.
 func (w *Writer) Public() Tree { return w.pub }

@@ -3,7 +3,6 @@ package write
 import (
 	"crypto/md5"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"hash"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/guidepub/guidepub/exporter/bundle"
+	"github.com/guidepub/guidepub/exporter/ledger"
 	"github.com/guidepub/guidepub/exporter/media"
 	"github.com/guidepub/guidepub/exporter/render"
 )
@@ -22,27 +22,29 @@ import (
 // Media work done once (see docs/robustness.md#media-made-once). A media file
 // is a function of its source's bytes and its transformation (a copy, a
 // strip of its format, a rendition of a width, under the media rules of
-// media.Version, fixed for a process): so
+// media.Version): so
 //
-//   - within one export, the first file of a source and transformation
-//     makes the product; every other destination of it (the same PDF in
-//     five languages' folders) becomes another name of the first one's
-//     file (a hard link: no bytes written or flushed again) when it is in
-//     the same tree and the first file is still as made, unless it holds
-//     the product already; otherwise it is copied from there, its SHA-256
-//     checked against the product's (productShare, linkProduct,
-//     copyProduct);
-//   - across the exports of one Writer, a destination is left alone,
-//     without reading its source or itself, when its source has the stamp
-//     (size, modification and change times) it had when the product was
-//     made and the destination the stamp it had once written or found
-//     holding the product (mediaMemo). Anything else (a source changed or
-//     replaced, a destination rewritten, touched or deleted) makes the
-//     file again the ordinary way, which reads the source, re-checks it
-//     did not change while read, and compares with what is there.
+//   - within one guide's export, the first file of a source and
+//     transformation makes the product; every other destination of it (the
+//     same PDF in five languages' folders) becomes another name of the
+//     first one's file (a hard link: no bytes written or flushed again)
+//     when it is in the same tree and the first file is still as made,
+//     unless it holds the product already; otherwise it is copied from
+//     there, its SHA-256 checked against the product's (productShare,
+//     linkProduct, copyProduct);
+//   - across exports, a destination is left alone, without reading its
+//     source or itself, when the guide's ledger (what its last export
+//     recorded, package ledger) says it was made from this source and
+//     transformation, the source still shows the stamp (size, modification
+//     and change times) it had then and the destination the stamp it had
+//     once written (heldByLedger). Anything else (a source changed or
+//     replaced, a destination rewritten, touched or deleted, a guide
+//     without a ledger) makes the file again the ordinary way, which reads
+//     the source, re-checks it did not change while read, and compares
+//     with what is there.
 //
-// The memo lives in memory: the first export of a process checks every
-// file once, as before.
+// The ledger is kept in the guide's record, so a new process leaves the
+// media files alone as the process that wrote them would.
 
 // mediaKey is one source and transformation.
 type mediaKey struct {
@@ -56,163 +58,82 @@ func keyOf(b *bundle.Bundle, f render.File) mediaKey {
 	return mediaKey{src: filepath.Join(b.Dir, filepath.FromSlash(f.Src)), format: f.Format, width: f.Width}
 }
 
+// sourceOf returns what the media file f is made from, its bundle file
+// showing stamp st.
+func sourceOf(f render.File, st ledger.Stamp) ledger.Source {
+	return ledger.Source{Path: f.Src, Made: ledger.Made(string(f.Format), f.Width, media.Version), Stamp: st}
+}
+
 // made is a product: its source and transformation, the source's stamp
 // when it was made, and its SHA-256.
 type made struct {
 	key mediaKey
-	src stamp
+	src ledger.Stamp
 	sum [sha256.Size]byte
-}
-
-// memoCap is how many files a mediaMemo remembers before it starts
-// forgetting the least recently used half: about 100 bytes each, a few
-// megabytes in all, whatever the number of guides a watcher serves.
-const memoCap = 1 << 15
-
-// mediaMemo is what a Writer made, by tree and path: for each file, a
-// check of the product's source, transformation and stamps and of the
-// file's stamp, and the product's SHA-256. It keeps two generations:
-// when the current one is full it becomes the previous one, and a file
-// found in the previous one moves to the current one.
-type mediaMemo struct {
-	mu        sync.Mutex
-	cur, prev map[[16]byte]memoEntry
-}
-
-// memoEntry is what a mediaMemo keeps of one file.
-type memoEntry struct {
-	check [16]byte // memoCheck of the product and the file's stamp
-	sum   [sha256.Size]byte
-}
-
-// memoPath names p of t in a mediaMemo.
-func memoPath(t Tree, p string) [16]byte {
-	h := sha256.Sum256([]byte(t.Root + "\x00" + p))
-	return [16]byte(h[:16])
-}
-
-// memoCheck is what identifies the product m in a file of stamp dst.
-func memoCheck(m made, dst stamp) [16]byte {
-	b := []byte(m.key.src + "\x00" + string(m.key.format) + "\x00")
-	b = binary.LittleEndian.AppendUint64(b, uint64(m.key.width))
-	for _, s := range []stamp{m.src, dst} {
-		b = binary.LittleEndian.AppendUint64(b, uint64(s.size))
-		b = binary.LittleEndian.AppendUint64(b, uint64(s.mtime.UnixNano()))
-		b = binary.LittleEndian.AppendUint64(b, uint64(s.ctime.UnixNano()))
-	}
-	b = append(b, m.sum[:]...)
-	h := sha256.Sum256(b)
-	return [16]byte(h[:16])
-}
-
-// holds reports whether p of t, of stamp dst, is known to hold the
-// product of k made from a source of stamp src, and returns its SHA-256.
-func (mm *mediaMemo) holds(t Tree, p string, k mediaKey, src, dst stamp) ([sha256.Size]byte, bool) {
-	mm.mu.Lock()
-	defer mm.mu.Unlock()
-	id := memoPath(t, p)
-	e, ok := mm.cur[id]
-	if !ok {
-		if e, ok = mm.prev[id]; ok {
-			delete(mm.prev, id)
-			mm.put(id, e)
-		}
-	}
-	if !ok || memoCheck(made{key: k, src: src, sum: e.sum}, dst) != e.check {
-		return [sha256.Size]byte{}, false
-	}
-	return e.sum, true
-}
-
-// set records that p of t, of stamp dst, holds the product m, or forgets
-// p when m.key is zero.
-func (mm *mediaMemo) set(t Tree, p string, m made, dst stamp) {
-	mm.mu.Lock()
-	defer mm.mu.Unlock()
-	id := memoPath(t, p)
-	delete(mm.prev, id)
-	if m.key == (mediaKey{}) {
-		delete(mm.cur, id)
-		return
-	}
-	mm.put(id, memoEntry{check: memoCheck(m, dst), sum: m.sum})
-}
-
-// put adds e to the current generation, which becomes the previous one
-// when full.
-func (mm *mediaMemo) put(id [16]byte, e memoEntry) {
-	if len(mm.cur) >= memoCap/2 {
-		mm.prev, mm.cur = mm.cur, nil
-	}
-	if mm.cur == nil {
-		mm.cur = map[[16]byte]memoEntry{}
-	}
-	mm.cur[id] = e
 }
 
 // sourceStamp returns the stamp of the bundle file of f, opened as the
 // copy opens it (no symbolic link, no other hard link).
-func sourceStamp(b *bundle.Bundle, f render.File) (stamp, error) {
+func sourceStamp(b *bundle.Bundle, f render.File) (ledger.Stamp, error) {
 	src, err := b.Open(f.Src)
 	if err != nil {
-		return stamp{}, err
+		return ledger.Stamp{}, err
 	}
 	defer src.Close()
 	fi, err := src.Stat()
 	if err != nil {
-		return stamp{}, err
+		return ledger.Stamp{}, err
 	}
-	return stampOf(fi), nil
+	return ledger.StampOf(fi), nil
 }
 
 // destStamp returns the stamp of p in t, false when it is not a regular
 // file.
-func destStamp(t Tree, p string) (stamp, bool) {
+func destStamp(t Tree, p string) (ledger.Stamp, bool) {
 	if checkPath(p) != nil {
-		return stamp{}, false
+		return ledger.Stamp{}, false
 	}
 	fi, err := t.FS.Stat(t.Abs(p))
 	if err != nil || !fi.Mode().IsRegular() {
-		return stamp{}, false
+		return ledger.Stamp{}, false
 	}
-	return stampOf(fi), true
+	return ledger.StampOf(fi), true
 }
 
-// productShare is what the files of one export made, by source and
-// transformation: the first file of a key makes it, the others wait for
-// it and link or copy its file.
+// heldByLedger reports whether the guide's ledger shows the media file f
+// at f.Path of t as the product of its source, which shows stamp src now,
+// and returns its SHA-256.
+func (w *guideWriter) heldByLedger(t Tree, f render.File, src ledger.Stamp) ([sha256.Size]byte, bool) {
+	l := w.prior.Private
+	if w.isPublic(t) {
+		l = w.prior.Public
+	}
+	e, ok := l.Find(f.Path)
+	if !ok || !e.MadeFrom(sourceOf(f, src)) || checkPath(f.Path) != nil {
+		return [sha256.Size]byte{}, false
+	}
+	fi, err := t.FS.Stat(t.Abs(f.Path))
+	if err != nil || !e.Holds(fi) {
+		return [sha256.Size]byte{}, false
+	}
+	return e.Sum()
+}
+
+// madeFrom records that the media file f now holds the product of its
+// source of stamp src, for the guide's ledger.
+func (w *guideWriter) madeFrom(f render.File, src ledger.Stamp) {
+	if w.sources == nil {
+		w.sources = map[string]ledger.Source{}
+	}
+	w.sources[f.Path] = sourceOf(f, src)
+}
+
+// productShare is what the files of one guide's export made, by source
+// and transformation: the first file of a key makes it, the others wait
+// for it and link or copy its file.
 type productShare struct {
-	mu     sync.Mutex
-	m      map[mediaKey]*product
-	linked map[*product]bool // products given a name since the last restamp
-}
-
-// linkedTo records that name became another name of p's file.
-func (ps *productShare) linkedTo(p *product, name string) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.linked == nil {
-		ps.linked = map[*product]bool{}
-	}
-	ps.linked[p] = true
-	p.names = append(p.names, name)
-}
-
-// restamp records again, in w's memo, every name of the products linked
-// since the last call. A link changes the change time of the file, which
-// every name shares, so the stamps recorded before it no longer match; it
-// runs once the writes that could add names (a group of files) are done.
-func (ps *productShare) restamp(w *guideWriter) {
-	ps.mu.Lock()
-	linked := ps.linked
-	ps.linked = nil
-	ps.mu.Unlock()
-	for p := range linked {
-		w.rememberMade(p.t, p.path, p.made)
-		for _, name := range p.names {
-			w.rememberMade(p.t, name, p.made)
-		}
-	}
+	mu sync.Mutex
+	m  map[mediaKey]*product
 }
 
 // product is the outcome of the first file of a key; done is closed once
@@ -227,9 +148,7 @@ type product struct {
 	// zero when it was found in place (then other destinations are
 	// copied, not linked); dst is that file's stamp then.
 	digest Digest
-	dst    stamp
-	// names are the other names linked to path (under productShare.mu).
-	names []string
+	dst    ledger.Stamp
 }
 
 // claim returns the product of k and whether the caller is the first
@@ -249,31 +168,29 @@ func (ps *productShare) claim(k mediaKey) (*product, bool) {
 }
 
 // putMedia publishes the media file f of b at f.Path of t (putSource)
-// unless the memo shows it done, or another file of this export made the
-// same product (copied from there); it records what p now holds.
+// unless the guide's ledger shows it done (heldByLedger), or another file
+// of this export made the same product (copied from there); it records
+// what f is now made from (madeFrom).
 func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256.Size]byte, error) {
 	k := keyOf(b, f)
 	srcNow, err := sourceStamp(b, f)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
-	memo := &w.e.memo
 	if !w.e.Verifying() {
-		if dst, ok := destStamp(t, f.Path); ok {
-			if sum, ok := memo.holds(t, f.Path, k, srcNow, dst); ok {
-				w.res.Unchanged++
-				if w.share != nil {
-					// Other destinations of k copy it from here.
-					if p, first := w.share.claim(k); first {
-						p.ok, p.t, p.path, p.made = true, t, f.Path, made{key: k, src: srcNow, sum: sum}
-						close(p.done)
-					}
+		if sum, ok := w.heldByLedger(t, f, srcNow); ok {
+			w.res.Unchanged++
+			w.madeFrom(f, srcNow)
+			if w.share != nil {
+				// Other destinations of k copy it from here.
+				if p, first := w.share.claim(k); first {
+					p.ok, p.t, p.path, p.made = true, t, f.Path, made{key: k, src: srcNow, sum: sum}
+					close(p.done)
 				}
-				return sum, nil
 			}
+			return sum, nil
 		}
 	}
-	memo.set(t, f.Path, made{}, stamp{}) // until it is known again
 	var p *product
 	first := true
 	if w.share != nil {
@@ -283,6 +200,7 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 		<-p.done
 		if p.ok && p.made.src == srcNow {
 			if sum, ok := w.linkProduct(t, f.Path, p); ok {
+				w.madeFrom(f, srcNow)
 				return sum, nil
 			}
 			sum, ok, err := w.copyProduct(t, f.Path, p)
@@ -290,18 +208,17 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 				return sum, err
 			}
 			if ok {
-				w.rememberMade(t, f.Path, p.made)
+				w.madeFrom(f, srcNow)
 				return sum, nil
 			}
 		}
 	}
-	w.srcMade = stamp{}
+	w.srcMade = ledger.Stamp{}
 	sum, err := w.putSource(t, b, f)
-	if err == nil && w.srcMade != (stamp{}) {
-		m := made{key: k, src: w.srcMade, sum: sum}
-		w.rememberMade(t, f.Path, m)
+	if err == nil && w.srcMade != (ledger.Stamp{}) {
+		w.madeFrom(f, w.srcMade)
 		if first && p != nil {
-			p.ok, p.t, p.path, p.made = true, t, f.Path, m
+			p.ok, p.t, p.path, p.made = true, t, f.Path, made{key: k, src: w.srcMade, sum: sum}
 			if d, ok := w.digests[f.Path]; ok && d.SHA256 == sum {
 				p.digest = d
 				p.dst, _ = destStamp(t, f.Path)
@@ -312,15 +229,6 @@ func (w *guideWriter) putMedia(t Tree, b *bundle.Bundle, f render.File) ([sha256
 		close(p.done)
 	}
 	return sum, err
-}
-
-// rememberMade records that p of t holds the product m, with p's stamp now.
-func (w *guideWriter) rememberMade(t Tree, p string, m made) {
-	dst, ok := destStamp(t, p)
-	if !ok {
-		return
-	}
-	w.e.memo.set(t, p, m, dst)
 }
 
 // linkProduct makes p of t, which does not exist, another name of the
@@ -356,7 +264,7 @@ func (w *guideWriter) linkable(t Tree, p string, prod *product) bool {
 		return false
 	}
 	now, ok := destStamp(prod.t, prod.path)
-	return ok && now.size == prod.dst.size && now.mtime.Equal(prod.dst.mtime)
+	return ok && now.Size == prod.dst.Size && now.ModTime == prod.dst.ModTime
 }
 
 // replaceByLink replaces p of t, which exists and differs, by another name
@@ -379,9 +287,7 @@ func (w *guideWriter) replaceByLink(t Tree, p string, prod *product) bool {
 // linked records that p of t became another name of prod's file.
 func (w *guideWriter) linked(t Tree, p string, prod *product) {
 	syncStep("hardlink", t.Abs(p))
-	w.share.linkedTo(prod, p)
-	w.rememberMade(t, p, prod.made)
-	w.written(t, p, prod.dst.size, prod.digest)
+	w.written(t, p, prod.dst.Size, prod.digest)
 }
 
 // copyProduct publishes at p of t the product of prod (whose SHA-256 is

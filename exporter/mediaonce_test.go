@@ -66,7 +66,8 @@ func exportKing(t *testing.T, e *Exporter) *GuideResult {
 // TestMediaMadeOnce: with the documents in five languages naming the same
 // files (each published under every language's folder of both views), an
 // export reads and strips each source once; an export that follows a
-// change of guide.json alone, by the same exporter, reads and decodes no
+// change of guide.json alone, by the same exporter or by a new one (a new
+// process: the guide's ledger is in its record), reads and decodes no
 // media at all, and publishes the same bytes.
 func TestMediaMadeOnce(t *testing.T) {
 	ev := osEnv(t)
@@ -113,6 +114,14 @@ func TestMediaMadeOnce(t *testing.T) {
 			t.Errorf("%s changed, though its media did not", p)
 		}
 	}
+	mw.reset()
+	shiftRoom(ev, 1)
+	if res := exportKing(t, ev.exporter()); !res.Changed || res.Unchanged == 0 {
+		t.Fatalf("a new exporter: %+v", res)
+	}
+	if len(mw.reads) > 0 || len(mw.decods) > 0 || write.ImagesDecoded() != images {
+		t.Errorf("a new exporter worked on unchanged media again: read %v, decoded %v, %d images decoded", mw.reads, mw.decods, write.ImagesDecoded()-images)
+	}
 
 	// A floor page replaced by another image: its destinations, which
 	// exist, are replaced by names of the one new file.
@@ -158,10 +167,11 @@ func readFile(t *testing.T, p string) []byte {
 	return data
 }
 
-// TestMediaRedone: the exporter that published a guide redoes a media
-// file, on the next export, when its published file was rewritten (even
-// at the same size with its modification time put back) or deleted, when
-// its source changed, and when guide.json names another source for it.
+// TestMediaRedone: an exporter redoes a media file, on the next export,
+// when its published file was rewritten (even at the same size with its
+// modification time put back) or deleted, when its source changed, and
+// when guide.json names another source for it, whether it published the
+// guide or a new one (a new process) did.
 func TestMediaRedone(t *testing.T) {
 	ev := osEnv(t)
 	mw := countMediaWork(t)
@@ -190,7 +200,7 @@ func TestMediaRedone(t *testing.T) {
 		t.Fatal(err)
 	}
 	shiftRoom(ev, 1)
-	exportKing(t, e)
+	exportKing(t, ev.exporter()) // a new process: the record's ledger tells
 	for p, want := range map[string][]byte{metric: wantMetric, floor: wantFloor, photo: wantPhoto} {
 		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s not restored (%v)", p, err)
