@@ -9,7 +9,9 @@
 // claims, checked against what the records say is published), decide
 // what it publishes (package render: a pure plan), write that durably
 // into the trees (package write), record what was written (package
-// records). ExportBundle runs them for one bundle folder,
+// records). Below write and records, package ledger says what each file
+// written holds and how to tell it still does: records keep each guide's
+// ledger, write reads it back. ExportBundle runs them for one bundle folder,
 // ExportAll for every folder, RemoveBundle undoes them.
 //
 // Exports are incremental: a file whose bytes did not change is not

@@ -1,7 +1,7 @@
 // Package records keeps what an exporter published: the export's last
 // stage. Once a guide's plan is written (package write), Records.Save
-// writes its record: its manifest entry with the hash and stamp of each
-// public file, one small file per guide in the private tree (RecordsDir),
+// writes its record: its manifest entry with the guide's ledger (package
+// ledger: each file's digests, stamp and media source), one small file per guide in the private tree (RecordsDir),
 // which a new exporter reads back in the background at start
 // (StartRecords; OpenRecords for a reader) and a publisher consults
 // (Records.Lookup, Records.PublicFiles). Records are also what the claims

@@ -87,13 +87,16 @@ func (t Tree) removeStaleTemps(cutoff time.Time) (int, error) {
 // the middle of writing a guide. While a Writer writes, a marker file
 // (Config.Marker) exists in the private tree; it is removed once no write is
 // in progress and none failed. A Writer that finds the marker at start
-// (the previous process was killed, or a write failed) checks the
-// compressed siblings of every document of the guides it finds up to
-// date, until Verified (the exporter calls it after an ExportAll without
-// an I/O error).
+// (the previous process was killed, or a write failed) removes the
+// temporary files left in both trees and makes every media file the
+// ordinary way (comparing it with its source) rather than trusting the
+// guide's ledger, until Verified (the exporter calls it after an
+// ExportAll without an I/O error). A file the interrupted export replaced
+// shows a stamp its guide's ledger does not record, so that guide is not
+// intact (Writer.Intact) and is exported again.
 type interruptState struct {
 	mu      sync.Mutex
-	verify  bool // check siblings of up-to-date guides
+	verify  bool // check every media file, whatever the ledger says
 	writers int  // publishes in progress
 	failed  bool // a publish ended early: keep the marker
 	marked  bool // this Writer created the marker or found it
@@ -105,7 +108,8 @@ func (e *Writer) markerExists() bool {
 	return err == nil
 }
 
-// Verifying reports whether up-to-date guides get their siblings checked.
+// Verifying reports whether the marker of an interrupted export was
+// found and no full export has checked everything since.
 func (e *Writer) Verifying() bool {
 	e.interrupted.mu.Lock()
 	defer e.interrupted.mu.Unlock()
