@@ -20,10 +20,8 @@ import (
 // would), through ExportAllEach with a consumer that counts the files each
 // guide changed (as `guidepub export` and `watch` run it). It reports each run's peak RSS (the corpus generated and its
 // memory given back first) and the heap the report and exporter keep
-// after it. Both sizes are past the point where the writer's media memo
-// is full (it remembers at most write.memoCap files, a few MB; 1,000 of these
-// guides come near it), so that the difference between them is what grows
-// with the corpus.
+// after it. The difference between the two sizes is what grows with the
+// corpus.
 func BenchmarkExportAllMemory(b *testing.B) {
 	for _, n := range []int{3000, 6000} {
 		b.Run(fmt.Sprintf("guides=%d", n), func(b *testing.B) {

@@ -34,9 +34,7 @@ func exportMemorySizes(b *testing.B) []int {
 // like the samples (two views, two languages, photos, floor plans, PDFs:
 // about 98 files each), without compressed siblings (they cost CPU, not
 // memory that grows with the corpus), at several corpus sizes: what it
-// grows by per 1,000 guides is what the export keeps per guide. The
-// writer's media memo grows until its bound (two generations of 32,768
-// files) and then stays.
+// grows by per 1,000 guides is what the export keeps per guide.
 func BenchmarkExportCorpusRSS(b *testing.B) {
 	bin := buildGuidepub(b)
 	root := b.TempDir()

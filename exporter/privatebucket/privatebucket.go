@@ -13,6 +13,14 @@
 // published. Each object carries the SHA-256 of its bytes as metadata
 // (bucket.MetadataHash): the sidecar's ETag of a private document.
 //
+// The marks of the public ids a guide stopped publishing (records'
+// removed marks, removed/<id> in the records folder) go up before the
+// record that no longer lists them, and a mark is deleted from the bucket
+// after the record that lists its id again, as the records write and
+// delete them in the cache; Start and Pull bring them down with the
+// records, so that a publisher on another machine knows what was
+// withdrawn.
+//
 // Nothing here needs its own journal: Start compares the records folder
 // of the cache with the bucket's, so a guide exported but not mirrored
 // when the process stopped (its record differs) is mirrored again.
@@ -121,7 +129,61 @@ func (m *Mirror) Start(ctx context.Context) (downloaded int, err error) {
 	if downloaded > 0 {
 		m.dropIDsIndex()
 	}
+	if _, err := m.pullMarks(ctx, false); err != nil {
+		return downloaded, err
+	}
 	return downloaded, nil
+}
+
+// marksDir is the folder of the removed marks in the records folder.
+func (m *Mirror) marksDir() string { return m.cfg.RecordsDir + "/" + records.RemovedDir + "/" }
+
+// pullMarks downloads the removed marks the cache lacks or holds other
+// bytes of; with exact, it also deletes the cache's marks the bucket does
+// not have. It returns how many marks it downloaded.
+func (m *Mirror) pullMarks(ctx context.Context, exact bool) (int, error) {
+	remote, err := m.list(ctx, m.marksDir(), "/")
+	if err != nil {
+		return 0, err
+	}
+	local, err := m.localFiles(m.marksDir())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for key, o := range remote {
+		if !site.ValidID.MatchString(path.Base(key)) {
+			continue
+		}
+		if slices.Contains(local, key) && (o.md5 == nil || m.localMD5(key) == string(o.md5)) {
+			continue
+		}
+		if err := m.download(ctx, key); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if exact {
+		for _, key := range local {
+			if _, ok := remote[key]; !ok {
+				if err := m.cfg.Local.Remove(m.localPath(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return n, fmt.Errorf("mirror: %w", err)
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// localMD5 returns the MD5 of the cache's file key, "" when it cannot be
+// read.
+func (m *Mirror) localMD5(key string) string {
+	b, err := afero.ReadFile(m.cfg.Local, m.localPath(key))
+	if err != nil {
+		return ""
+	}
+	h := md5.Sum(b)
+	return string(h[:])
 }
 
 // Pull makes the cache's records folder a copy of the bucket's, for a
@@ -155,6 +217,9 @@ func (m *Mirror) Pull(ctx context.Context) (int, error) {
 	}
 	if n+gone > 0 {
 		m.dropIDsIndex()
+	}
+	if _, err := m.pullMarks(ctx, true); err != nil {
+		return n, err
 	}
 	return n, nil
 }
@@ -202,6 +267,14 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 	m.mu.Lock()
 	mark := m.dirty[guideID]
 	m.mu.Unlock()
+	before, err := m.remoteRecord(ctx, guideID)
+	if err != nil {
+		return err
+	}
+	dropped, listed, err := m.idsChanged(guideID, before)
+	if err != nil {
+		return err
+	}
 	prefix := path.Dir(site.RecordPath(guideID)) + "/"
 	remote, err := m.list(ctx, prefix, "")
 	if err != nil {
@@ -241,8 +314,24 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 			return err
 		}
 	}
-	if err := m.syncRecord(ctx, guideID); err != nil {
+	// The marks of the ids the guide dropped go up before the record
+	// that no longer lists them; those of the ids it lists again go
+	// after the record that does.
+	for _, pid := range dropped {
+		if err := m.put(ctx, m.marksDir()+pid, nil); err != nil {
+			return err
+		}
+	}
+	if err := m.syncRecord(ctx, guideID, before); err != nil {
 		return err
+	}
+	for _, pid := range listed {
+		if _, err := m.cfg.Local.Stat(m.localPath(m.marksDir() + pid)); err == nil {
+			continue // marked again meanwhile: its guide's next Sync decides
+		}
+		if err := m.delete(ctx, m.marksDir()+pid); err != nil {
+			return err
+		}
 	}
 	m.mu.Lock()
 	if m.dirty[guideID] == mark { // not marked again while it was mirrored
@@ -252,17 +341,66 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 	return nil
 }
 
-// syncRecord uploads or deletes the exporter's record of guideID.
-func (m *Mirror) syncRecord(ctx context.Context, guideID string) error {
+// remoteRecord returns the bucket's record of guideID, nil when there is
+// none.
+func (m *Mirror) remoteRecord(ctx context.Context, guideID string) ([]byte, error) {
+	key := m.recordKey(guideID)
+	data, err := m.cfg.Bucket.ReadAll(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mirror: read %s: %w", key, err)
+	}
+	return data, nil
+}
+
+// idsChanged returns the public ids remote, the bucket's record of
+// guideID (nil: none), lists and the cache's does not (dropped: their
+// removed marks go up, when the cache has them), and those the cache's
+// lists and remote does not (listed again, or new: any mark of theirs
+// goes). A missing or unreadable record lists nothing.
+func (m *Mirror) idsChanged(guideID string, remote []byte) (dropped, listed []string, err error) {
+	key := m.recordKey(guideID)
+	var before, local []string
+	if remote != nil {
+		before, _ = records.RecordIDs(remote)
+	}
+	data, err := afero.ReadFile(m.cfg.Local, m.localPath(key))
+	switch {
+	case err == nil:
+		local, _ = records.RecordIDs(data)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("mirror: read %s: %w", key, err)
+	}
+	for _, pid := range before {
+		if !slices.Contains(local, pid) && site.ValidID.MatchString(pid) {
+			dropped = append(dropped, pid)
+		}
+	}
+	for _, pid := range local {
+		if !slices.Contains(before, pid) && site.ValidID.MatchString(pid) {
+			listed = append(listed, pid)
+		}
+	}
+	return dropped, listed, nil
+}
+
+// syncRecord uploads or deletes the exporter's record of guideID; remote
+// is the bucket's (nil: none).
+func (m *Mirror) syncRecord(ctx context.Context, guideID string, remote []byte) error {
 	key := m.recordKey(guideID)
 	_, err := m.cfg.Local.Stat(m.localPath(key))
 	if errors.Is(err, fs.ErrNotExist) {
+		if remote == nil {
+			return nil
+		}
 		return m.delete(ctx, key)
 	}
 	if err != nil {
 		return err
 	}
-	same, err := m.sameRecord(ctx, guideID)
+	same, err := m.sameAs(guideID, remote)
 	if err != nil || same {
 		return err
 	}
@@ -273,14 +411,20 @@ func (m *Mirror) syncRecord(ctx context.Context, guideID string) error {
 // cache's does, stamps aside (records.SameButStamps): a record written
 // again by another machine, or on an emptied folder, is not uploaded.
 func (m *Mirror) sameRecord(ctx context.Context, guideID string) (bool, error) {
-	key := m.recordKey(guideID)
-	remote, err := m.cfg.Bucket.ReadAll(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	remote, err := m.remoteRecord(ctx, guideID)
+	if err != nil {
+		return false, err
+	}
+	return m.sameAs(guideID, remote)
+}
+
+// sameAs reports whether remote, the bucket's record of guideID (nil:
+// none), says what the cache's does, stamps aside.
+func (m *Mirror) sameAs(guideID string, remote []byte) (bool, error) {
+	if remote == nil {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("mirror: read %s: %w", key, err)
-	}
+	key := m.recordKey(guideID)
 	local, err := afero.ReadFile(m.cfg.Local, m.localPath(key))
 	if err != nil {
 		return false, fmt.Errorf("mirror: read %s: %w", key, err)

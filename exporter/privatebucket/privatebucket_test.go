@@ -196,3 +196,83 @@ func TestPull(t *testing.T) {
 		t.Error("g3, gone from the bucket, is still in the copy")
 	}
 }
+
+// TestRemovedMarksMirrored: the marks of the ids a guide stops publishing
+// reach the bucket with the record that drops them, come down to a new
+// cache (Start) and to a publisher's copy (Pull, which also drops the
+// marks the bucket lacks), and leave the bucket when the guide lists the
+// id again; a guide removed leaves the marks of all its ids.
+func TestRemovedMarksMirrored(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	dir := t.TempDir()
+	record := func(ids string) string {
+		return `{"version":3,"guideId":"g1","folder":"f","revision":"r","ids":[` + ids + `],"files":[],"private":[]}` + "\n[]\n"
+	}
+	mark := "exported/removed/v2"
+	sync := func() {
+		t.Helper()
+		m := newMirror(t, b, dir)
+		m.MarkDirty("g1")
+		if err := m.SyncDirty(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(key string) bool {
+		ok, err := b.Exists(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	writeLocal(t, dir, map[string]string{rec: record(`"v1","v2"`)})
+	sync()
+	if has(mark) {
+		t.Fatal("a mark in the bucket before any id was dropped")
+	}
+	writeLocal(t, dir, map[string]string{rec: record(`"v1"`), mark: "g1\n"})
+	sync()
+	if !has(mark) {
+		t.Fatal("the mark of the dropped id v2 is not in the bucket")
+	}
+
+	fresh := t.TempDir()
+	if _, err := newMirror(t, b, fresh).Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, filepath.FromSlash(mark))); err != nil {
+		t.Errorf("Start on an empty folder did not bring the mark down: %v", err)
+	}
+	pub := t.TempDir()
+	writeLocal(t, pub, map[string]string{"exported/removed/v9": "g7\n"})
+	if _, err := newMirror(t, b, pub).Pull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pub, filepath.FromSlash(mark))); err != nil {
+		t.Errorf("Pull did not bring the mark down: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(pub, "exported", "removed", "v9")); err == nil {
+		t.Error("Pull kept a mark the bucket does not have")
+	}
+
+	// v2 listed again: its mark goes, locally (as the records do) and then
+	// from the bucket.
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(mark))); err != nil {
+		t.Fatal(err)
+	}
+	writeLocal(t, dir, map[string]string{rec: record(`"v1","v2"`)})
+	sync()
+	if has(mark) {
+		t.Error("the mark of v2, listed again, is still in the bucket")
+	}
+
+	// The guide removed: its record goes, the marks of both ids stay.
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(rec))); err != nil {
+		t.Fatal(err)
+	}
+	writeLocal(t, dir, map[string]string{"exported/removed/v1": "g1\n", mark: "g1\n"})
+	sync()
+	if has(rec) || !has("exported/removed/v1") || !has(mark) {
+		t.Errorf("after the guide's removal the bucket holds %v", keys(t, b))
+	}
+}

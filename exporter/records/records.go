@@ -1049,6 +1049,16 @@ func dropped(old, now []string) []string {
 	return out
 }
 
+// RecordIDs returns the public ids (view ids and aliases) the record file
+// data lists, decoding its head only.
+func RecordIDs(data []byte) ([]string, error) {
+	rec, err := decodeSummary(data)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Ids, nil
+}
+
 // SameButStamps reports whether two record files say the same of their
 // guide but for the stamps of its files and of their media sources (their
 // sizes aside: times on the machine that wrote them): the same head, and

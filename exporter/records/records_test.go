@@ -406,7 +406,7 @@ func TestWithdrawnRemoved(t *testing.T) {
 	back.Set("b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}})
 	withdrawn(back, "v2/data/status", false)
 	withdrawn(back, "v2/doc/photos/ph-1.jpg", true)
-	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), removedDir, "v2")); err == nil {
+	if _, err := fsys.Stat(filepath.Join("/private", RecordsDir(0, 0), RemovedDir, "v2")); err == nil {
 		t.Error("the removed mark of v2 stays while a record lists it")
 	}
 }

@@ -22,10 +22,10 @@ import (
 // folder naming the guide that dropped the id, written and flushed before
 // the record stops listing it; it goes when a guide's record lists the id
 // again (link), which then decides.
-const removedDir = "removed"
+const RemovedDir = "removed"
 
 // removedFile returns the private-tree path of the removed mark of pid.
-func (r *Records) removedFile(pid string) string { return r.dir + "/" + removedDir + "/" + pid }
+func (r *Records) removedFile(pid string) string { return r.dir + "/" + RemovedDir + "/" + pid }
 
 // markRemoved writes the removed marks of the public ids pids, naming
 // guide id, and flushes their folder: before the record that listed them
@@ -34,7 +34,7 @@ func (r *Records) markRemoved(id string, pids []string) error {
 	if len(pids) == 0 {
 		return nil
 	}
-	dir := r.t.Abs(r.dir + "/" + removedDir)
+	dir := r.t.Abs(r.dir + "/" + RemovedDir)
 	if err := r.t.FS.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("mark the ids of %s removed: %w", id, err)
 	}
@@ -48,7 +48,7 @@ func (r *Records) markRemoved(id string, pids []string) error {
 			return fmt.Errorf("mark the ids of %s removed: %w", id, err)
 		}
 	}
-	if err := r.t.SyncDir(r.dir + "/" + removedDir); err != nil {
+	if err := r.t.SyncDir(r.dir + "/" + RemovedDir); err != nil {
 		return fmt.Errorf("mark the ids of %s removed: %w", id, err)
 	}
 	return nil
