@@ -16,8 +16,8 @@
 // in progress so that a file that killed the process is refused
 // (decodes.go). A media file is made once per source and transformation
 // in an export, and not again while its source and its published file
-// keep the stamps the guide's ledger recorded (mediaonce.go). A marker in the private tree says writes are in progress
-// (Begin, End); an exporter that finds it at start removes the temporary
+// keep the stamps the guide's ledger recorded (mediaonce.go). A marker in
+// the private tree says writes are in progress (Begin, End); an exporter that finds it at start removes the temporary
 // files an interrupted export left and checks every media file until a
 // full export is done (repair.go, Verifying); what the interrupted export
 // replaced shows new stamps, so its guides are not intact and are
