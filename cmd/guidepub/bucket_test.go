@@ -19,6 +19,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/fixtures"
 )
 
 // s3URL is the URL of bucket on the versitygw at endpoint.
@@ -46,7 +47,7 @@ func TestExportPublishPermanent(t *testing.T) {
 			tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			var stdout, stderr syncBuffer
+			var stdout, stderr fixtures.SyncBuffer
 			start := time.Now()
 			err := run(ctx, []string{"guidepub", "export", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
 				"--publish", s3URL(c.bucket, st.Endpoint), "--publish-retry-max", "300ms"}, &stdout, &stderr)
@@ -131,7 +132,7 @@ func TestBucketURLRedacted(t *testing.T) {
 
 	// watch logs its failures to a missing bucket, and keeps running.
 	ctx, cancel := context.WithCancel(context.Background())
-	var wout, werr syncBuffer
+	var wout, werr fixtures.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"guidepub", "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
@@ -185,11 +186,11 @@ func TestTwoWatchersOneTree(t *testing.T) {
 	st := publishtest.StartStore(t)
 	publishtest.NewBucket(t, st.Endpoint, "two")
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
-	start := func() (*exec.Cmd, *requestCounter, *syncBuffer) {
+	start := func() (*exec.Cmd, *requestCounter, *fixtures.SyncBuffer) {
 		rc := newRequestCounter(t, st.Endpoint)
 		cmd := exec.Command(bin, "watch", "--src", tr.src, "--out", tr.out, "--private", tr.priv,
 			"--debounce", "50ms", "--publish", s3URL("two", rc.URL), "--publish-retry-max", "500ms")
-		stderr := &syncBuffer{}
+		stderr := &fixtures.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = stderr, stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -40,25 +40,6 @@ func buildGuidepub(t testing.TB) string {
 	return bin
 }
 
-// syncBuffer collects a process's output for the test to read while the
-// process runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // eventually polls cond every few milliseconds until it holds, failing the
 // test with what after the deadline.
 func eventually(t testing.TB, what string, cond func() bool) {
@@ -75,8 +56,8 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // devProcess is a running "guidepub dev".
 type devProcess struct {
 	base   string // http://127.0.0.1:port
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *fixtures.SyncBuffer
+	stderr *fixtures.SyncBuffer
 }
 
 // startDev starts "guidepub dev" with args on a free loopback port and
@@ -92,7 +73,7 @@ func startDev(t *testing.T, bin string, args ...string) *devProcess {
 func startDevWith(t *testing.T, bin string, combined bool, args ...string) *devProcess {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0"}, args...)...)
-	p := &devProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	p := &devProcess{stdout: &fixtures.SyncBuffer{}, stderr: &fixtures.SyncBuffer{}}
 	var pipe io.Reader
 	if combined {
 		r, w, err := os.Pipe()
@@ -464,7 +445,7 @@ func testDevStopWhileExporting(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--src", src, "--work-dir", work)
-	out := &syncBuffer{}
+	out := &fixtures.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
 	"github.com/guidepub/guidepub/site/serve/varnishtest"
 )
@@ -27,14 +28,14 @@ import (
 // is kept, and shown when the test fails.
 type proc struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *fixtures.SyncBuffer
 	exited chan struct{}
 }
 
 // startProc starts bin with args.
 func startProc(t testing.TB, bin string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{cmd: exec.Command(bin, args...), out: &fixtures.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", bin, err)

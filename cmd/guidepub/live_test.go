@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -67,7 +68,7 @@ func TestExportPublish(t *testing.T) {
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
 	bucket := t.TempDir()
 	args := []string{"guidepub", "export", "--src", tr.src, "--out", tr.out, "--private", tr.priv, "--publish", "file://" + bucket}
-	var stdout, stderr syncBuffer
+	var stdout, stderr fixtures.SyncBuffer
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("export: %v\n%s", err, stderr.String())
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/publish"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
 	"github.com/guidepub/guidepub/exporter/records"
+	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site/bucket"
 )
 
@@ -356,7 +357,7 @@ func TestWatchPrivateBucketKilled(t *testing.T) {
 	bin := buildGuidepub(t)
 	tr := newWatchTrees(t, "301-king-st-e", "https://hooks.example.com/ready")
 	priv, work := t.TempDir(), t.TempDir()
-	var stderr syncBuffer
+	var stderr fixtures.SyncBuffer
 	start := func() *exec.Cmd {
 		cmd := exec.Command(bin, "watch", "--src", tr.src, "--out", tr.out, "--private", "file://"+priv, "--work-dir", work,
 			"--debounce", "20ms", "--jobs", "1", "--quick=false")

@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/guidepub/guidepub/fixtures"
 )
 
 // startCommand runs guidepub with args (listening on 127.0.0.1:0) in this
@@ -18,7 +20,7 @@ import (
 func startCommand(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &fixtures.SyncBuffer{}
 	done := make(chan error, 1)
 	limit := debug.SetMemoryLimit(-1) // the command sets its own; taken back at the end
 	go func() { done <- run(ctx, append([]string{"guidepub"}, args...), io.Discard, stderr) }()

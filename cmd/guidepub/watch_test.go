@@ -22,6 +22,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/records"
 	"github.com/guidepub/guidepub/exporter/records/recordstest"
 	"github.com/guidepub/guidepub/exporter/watch"
+	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/sidecar"
 	"github.com/guidepub/guidepub/sidecar/store/storetest"
 	"github.com/guidepub/guidepub/site"
@@ -355,7 +356,7 @@ func TestBadWatchFlagsBeforeAnything(t *testing.T) {
 type watchRun struct {
 	cancel         context.CancelFunc
 	done           chan error
-	stdout, stderr syncBuffer
+	stdout, stderr fixtures.SyncBuffer
 }
 
 // startWatch runs "guidepub watch" with args until stop.

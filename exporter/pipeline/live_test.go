@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,24 +179,6 @@ func outboxLeft(tr trees) []string {
 	return out
 }
 
-// syncBuffer collects logs written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runPipeline runs p until the test ends.
 func runPipeline(t testing.TB, p *Pipeline) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,7 +209,7 @@ func TestHideWithOutboxFault(t *testing.T) {
 	tr := newTrees(t, t.TempDir())
 	ex := tr.exporter(t, afero.NewOsFs(), afero.NewOsFs())
 	faults := publishtest.NewFaultFs(afero.NewOsFs())
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	cfg := tr.liveConfig(b, logs)
 	cfg.OutboxFs = faults
 	live, err := publish.NewLive(ctx, cfg)

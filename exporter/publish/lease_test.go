@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+
+	"github.com/guidepub/guidepub/fixtures"
 )
 
 // TestLeasePerProcess: two publishers on one bucket never both hold the
@@ -80,7 +82,7 @@ func TestOutboxLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	cfg2 := cfg
 	cfg2.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	got := make(chan error, 1)

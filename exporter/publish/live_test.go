@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,7 +154,7 @@ func (s *exportSite) rename(folder, from, to string) exporter.GuideResult {
 
 // liveConfig returns a LiveConfig for s's public tree and b, with short
 // retries.
-func (s *exportSite) liveConfig(b *blob.Bucket, logs *syncBuffer) LiveConfig {
+func (s *exportSite) liveConfig(b *blob.Bucket, logs *fixtures.SyncBuffer) LiveConfig {
 	cfg := DefaultLiveConfig()
 	cfg.From, cfg.FromDir, cfg.Bucket = afero.NewOsFs(), s.out, b
 	cfg.OutboxDir = filepath.Join(s.priv, "outbox")
@@ -176,24 +175,6 @@ func outboxFiles(dir string) []string {
 		}
 	}
 	return out
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // runLive starts l.Run until the test ends.
@@ -330,7 +311,7 @@ func TestLiveStoreOutage(t *testing.T) {
 	st := startStore(t)
 	b := newBucket(t, st.Endpoint, "outage")
 	s := newExportSite(t, "301-king-st-e", "ansi-us-house")
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	cfg := s.liveConfig(b, logs)
 	var n atomic.Int32
 	stopped := make(chan struct{})
@@ -379,7 +360,7 @@ func TestLiveCredentialsRefused(t *testing.T) {
 	st.Stop()
 	st.Start("another-secret") // our key no longer works
 	s := newExportSite(t, "301-king-st-e")
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	l, err := NewLive(context.Background(), s.liveConfig(b, logs))
 	if err != nil {
 		t.Fatal(err)
@@ -466,7 +447,7 @@ func TestLiveTwoWatchers(t *testing.T) {
 	}
 	idle(t, la, 30*time.Second)
 
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	lc, err := NewLive(context.Background(), c.liveConfig(b, logs))
 	if err != nil {
 		t.Fatal(err)

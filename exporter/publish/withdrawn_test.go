@@ -22,6 +22,7 @@ import (
 
 	"github.com/guidepub/guidepub/exporter"
 	"github.com/guidepub/guidepub/exporter/publish/publishtest"
+	"github.com/guidepub/guidepub/fixtures"
 	"github.com/guidepub/guidepub/site"
 )
 
@@ -206,7 +207,7 @@ func TestReconcileDeletesRecordedHide(t *testing.T) {
 			}
 			b := newBucket(t, st.Endpoint, fmt.Sprintf("hide-%d", c.photos))
 			s := newPhotoSite(t, c.photos, photoFolder)
-			logs := &syncBuffer{}
+			logs := &fixtures.SyncBuffer{}
 			cfg := s.liveConfig(b, logs)
 			cfg.MaxDeletes = c.maxDeletes
 			cfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
@@ -246,7 +247,7 @@ func TestReconcileDeletesRecordedRemoval(t *testing.T) {
 	st := startStore(t)
 	b := newBucket(t, st.Endpoint, "removal")
 	s := newPhotoSite(t, 20, photoFolder, "ansi-us-house")
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	cfg := s.liveConfig(b, logs)
 	cfg.MaxDeletes = 5
 	cfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)
@@ -421,7 +422,7 @@ func TestReconcileUnreadableRecord(t *testing.T) {
 	if err := os.WriteFile(rec, append(head, "\nnot json\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &fixtures.SyncBuffer{}
 	lcfg := s.liveConfig(b, logs)
 	lcfg.MaxDeletes = 0
 	lcfg.Withdrawals = RecordsWithdrawals(afero.NewOsFs(), s.priv, 1)

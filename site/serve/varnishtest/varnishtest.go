@@ -7,13 +7,11 @@
 package varnishtest
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,7 +63,7 @@ func Start(t testing.TB, vcl []byte) string {
 	addr := freeAddr(t)
 	args := append([]string{"-F", "-n", filepath.Join(dir, "work"), "-a", addr, "-f", p, "-T", "none", "-s", "malloc,64m"}, JailArgs()...)
 	cmd := exec.Command(bin, args...)
-	var out syncBuffer
+	var out fixtures.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start varnishd: %v", err)
@@ -115,24 +113,4 @@ func freeAddr(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Bytes returns a copy of what was written.
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }
