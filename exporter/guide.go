@@ -231,7 +231,7 @@ func (e *Exporter) publish(ctx context.Context, b *bundle.Bundle, old *site.Mani
 		next := res.NextChange
 		entry.NextChange = &next
 	}
-	if err := e.records.Save(e.w.Public(), e.w.Private(), g.GuideID, entry, &out, old != nil); err != nil {
+	if err := e.records.Save(e.w.Public(), e.w.Private(), g.GuideID, &entry, &out, old != nil); err != nil {
 		return res, site.ManifestGuide{}, err
 	}
 	finished = true
@@ -311,11 +311,15 @@ func (e *Exporter) mayBeUpToDate(mg *site.ManifestGuide, now time.Time) bool {
 
 // sameOutput reports whether fp, the fingerprint of the bundle now, is
 // mg's (the entry of guide id), mg has no quick siblings to finish and
-// every file mg published is still as its ledger recorded it
-// (write.Writer.Intact).
+// every file mg published is still as its ledger recorded it: from the
+// ledger's seal in mg (write.Writer.Sealed), or from the ledger itself
+// for a record without one (write.Writer.Intact).
 func (e *Exporter) sameOutput(id string, mg *site.ManifestGuide, fp string) bool {
 	if fp != mg.Source || len(mg.Quick) > 0 {
 		return false
+	}
+	if mg.Seal != "" {
+		return e.w.Sealed(mg)
 	}
 	l, err := e.records.Ledger(id)
 	return err == nil && e.w.Intact(mg, l)

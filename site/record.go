@@ -65,4 +65,10 @@ type ManifestGuide struct {
 	// their statuses and hides). An export that changes it and stops
 	// half-way withdraws the public files it did not reach.
 	Visibility string `json:"visibility,omitempty"`
+	// Seal is a digest of the stamps the guide's ledger recorded of
+	// every file of Files and Private (see package exporter/ledger): the
+	// files are as recorded when their stamps now give the same, which
+	// is checked without reading the ledger. Empty when some file's
+	// digest was not known.
+	Seal string `json:"seal,omitempty"`
 }

@@ -18,7 +18,9 @@ package ledger
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -135,4 +137,59 @@ func (l Ledger) Find(p string) (Entry, bool) {
 // the private one.
 type Guide struct {
 	Public, Private Ledger
+}
+
+// Seal returns the seal of g: a digest of the path and stamp of every
+// entry, public then private, so that whether every file still holds its
+// entry is checked from stats alone (Sealer), without the entries. It
+// is "" when an entry's digest is not known (such a file never holds).
+func (g Guide) Seal() string {
+	var s Sealer
+	for i, l := range []Ledger{g.Public, g.Private} {
+		for _, e := range l {
+			if e.SHA256 == "" {
+				return ""
+			}
+			s.Add(i == 1, e.Path, e.Stamp)
+		}
+	}
+	return s.Sum()
+}
+
+// Sealer computes a seal from the stamps files show now: Add each file of
+// a guide's ledger, public ones first, each tree's in path order, then
+// compare Sum with the seal recorded: equal when every file shows the
+// stamp its entry recorded (where the file system reports no change time,
+// none was recorded either).
+type Sealer struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// Add adds the file p of the public tree (private false) or the private
+// one, showing stamp st.
+func (s *Sealer) Add(private bool, p string, st Stamp) {
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	tree := byte('p')
+	if private {
+		tree = 'q'
+	}
+	b := append(s.buf[:0], tree)
+	b = append(b, p...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.Size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.ModTime))
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.ChangeTime))
+	s.h.Write(b)
+	s.buf = b
+}
+
+// Sum returns the seal of the files added.
+func (s *Sealer) Sum() string {
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	return hex.EncodeToString(s.h.Sum(nil))
 }

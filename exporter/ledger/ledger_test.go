@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -107,5 +108,45 @@ func TestFind(t *testing.T) {
 	full := Entry{SHA256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}
 	if sum, ok := full.Sum(); !ok || sum[0] != 0xe3 || sum[31] != 0x55 {
 		t.Errorf("Sum = %x, %v", sum, ok)
+	}
+}
+
+// TestSeal: the seal of a ledger is what a Sealer gives from the same
+// stamps, in the same order; another stamp, path or tree gives another;
+// a ledger with an entry whose digest is unknown has none.
+func TestSeal(t *testing.T) {
+	g := Guide{
+		Public:  Ledger{{Path: "v1/a", SHA256: "aa", Stamp: Stamp{Size: 1, ModTime: 2, ChangeTime: 3}}, {Path: "v1/b", SHA256: "bb", Stamp: Stamp{Size: 4, ModTime: 5}}},
+		Private: Ledger{{Path: "guides/g/record.json", SHA256: "cc", Stamp: Stamp{Size: 6, ModTime: 7, ChangeTime: 8}}},
+	}
+	seal := func(private []bool, paths []string, stamps []Stamp) string {
+		var s Sealer
+		for i := range paths {
+			s.Add(private[i], paths[i], stamps[i])
+		}
+		return s.Sum()
+	}
+	priv := []bool{false, false, true}
+	paths := []string{"v1/a", "v1/b", "guides/g/record.json"}
+	stamps := []Stamp{g.Public[0].Stamp, g.Public[1].Stamp, g.Private[0].Stamp}
+	want := g.Seal()
+	if want == "" || seal(priv, paths, stamps) != want {
+		t.Fatal("a Sealer of the recorded stamps does not give the ledger's seal")
+	}
+	moved := slices.Clone(stamps)
+	moved[2].ChangeTime++
+	for name, got := range map[string]string{
+		"a change time":  seal(priv, paths, moved),
+		"a path":         seal(priv, []string{"v1/a", "v1/c", "guides/g/record.json"}, stamps),
+		"a tree":         seal([]bool{false, true, true}, paths, stamps),
+		"a file missing": seal(priv[:2], paths[:2], stamps[:2]),
+	} {
+		if got == want {
+			t.Errorf("another %s gives the same seal", name)
+		}
+	}
+	g.Public[1].SHA256 = ""
+	if g.Seal() != "" {
+		t.Error("a ledger with an unknown digest has a seal")
 	}
 }

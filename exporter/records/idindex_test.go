@@ -29,7 +29,7 @@ func publishedRecords(t *testing.T, fsys afero.Fs, guides map[string]site.Manife
 	}
 	pub := write.Tree{FS: fsys, Root: "/out", Perm: 0o644}
 	for id, mg := range guides {
-		if err := r.Save(pub, write.Tree{}, id, mg, &write.Written{}, false); err != nil {
+		if err := r.Save(pub, write.Tree{}, id, &mg, &write.Written{}, false); err != nil {
 			t.Fatal(err)
 		}
 		r.Set(id, mg)
@@ -195,7 +195,7 @@ func TestIndexFollowsRecords(t *testing.T) {
 		}
 		return gid
 	}
-	if err := r.Save(pub, write.Tree{}, "g", site.ManifestGuide{Folder: "f", Ids: []string{"v1", "al"}}, &write.Written{}, false); err != nil {
+	if err := r.Save(pub, write.Tree{}, "g", &site.ManifestGuide{Folder: "f", Ids: []string{"v1", "al"}}, &write.Written{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if owner("v1") != "g" || owner("al") != "g" {
@@ -205,7 +205,7 @@ func TestIndexFollowsRecords(t *testing.T) {
 		t.Errorf("steps %v: the index file is not renamed into place before the record", steps)
 	}
 	writeFile(t, fsys, "/private/exported/ids/al", "other\n") // another guide's now
-	if err := r.Save(pub, write.Tree{}, "g", site.ManifestGuide{Folder: "f", Ids: []string{"v2"}}, &write.Written{}, true); err != nil {
+	if err := r.Save(pub, write.Tree{}, "g", &site.ManifestGuide{Folder: "f", Ids: []string{"v2"}}, &write.Written{}, true); err != nil {
 		t.Fatal(err)
 	}
 	if owner("v1") != "" || owner("v2") != "g" || owner("al") != "other" {

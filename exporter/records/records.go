@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"iter"
 	"maps"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -69,6 +70,9 @@ type recordHead struct {
 	Files   []string `json:"files"` // public files, sorted
 	Private []string `json:"private"`
 	Inputs  []string `json:"inputs,omitempty"`
+	// Seal is the ledger's seal (ledger.Guide.Seal): whether every file
+	// is as recorded is checked from the head alone.
+	Seal string `json:"seal,omitempty"`
 }
 
 // recordSummary is a record's head without its lists of files and inputs:
@@ -93,7 +97,7 @@ type recordSummary struct {
 func (h *recordHead) entry() site.ManifestGuide {
 	return site.ManifestGuide{Folder: h.Folder, Revision: h.Revision, Ids: h.Ids, Files: h.Files, Private: h.Private,
 		Source: h.Source, Inputs: h.Inputs, NextChange: h.NextChange, Views: h.Views, Ready: h.Ready, Quick: h.Quick,
-		Visibility: h.Visibility}
+		Visibility: h.Visibility, Seal: h.Seal}
 }
 
 // newRecord returns the record of guide id with entry mg, whose files are
@@ -108,7 +112,7 @@ func newRecord(id string, mg site.ManifestGuide, l ledger.Guide) *record {
 	}
 	return &record{recordHead: recordHead{recordSummary: recordSummary{Version: recordVersion, GuideID: id, Folder: mg.Folder,
 		Revision: mg.Revision, Ids: mg.Ids, Source: mg.Source, NextChange: mg.NextChange, Views: mg.Views, Ready: mg.Ready,
-		Quick: mg.Quick, Visibility: mg.Visibility}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs}, Ledger: l}
+		Quick: mg.Quick, Visibility: mg.Visibility}, Files: mg.Files, Private: mg.Private, Inputs: mg.Inputs, Seal: mg.Seal}, Ledger: l}
 }
 
 // encode returns the two lines of the record's file.
@@ -983,11 +987,11 @@ func ManifestName(i, n int) string {
 // (Set): the guide's ledger, each file of the public tree pub and the
 // private tree priv described from out (the digests and media sources
 // write.Writer.Guide took) and, for the files it did not write, from the
-// guide's previous ledger when hadOld and their stamps did not change.
-// The ids the guide no longer lists are marked removed first
+// guide's previous ledger when hadOld and their stamps did not change; it
+// sets entry's Seal to the ledger's. The ids the guide no longer lists are marked removed first
 // (removed.go). It returns an error when a file cannot be examined, or a
 // mark or the record written.
-func (r *Records) Save(pub, priv write.Tree, id string, entry site.ManifestGuide, out *write.Written, hadOld bool) error {
+func (r *Records) Save(pub, priv write.Tree, id string, entry *site.ManifestGuide, out *write.Written, hadOld bool) error {
 	var old *record
 	if hadOld {
 		old, _ = r.recordOf(id) // unreadable: every digest not known is read again
@@ -1016,7 +1020,8 @@ func (r *Records) Save(pub, priv write.Tree, id string, entry site.ManifestGuide
 			return err
 		}
 	}
-	if err := r.write(newRecord(id, entry, l)); err != nil {
+	entry.Seal = l.Seal()
+	if err := r.write(newRecord(id, *entry, l)); err != nil {
 		return err
 	}
 	if old != nil {
@@ -1074,9 +1079,10 @@ func SameButStamps(a, b []byte) bool {
 	if err != nil {
 		return false
 	}
-	ha, _, _ := bytes.Cut(a, []byte("\n"))
-	hb, _, _ := bytes.Cut(b, []byte("\n"))
-	return bytes.Equal(ha, hb) && sameButStamps(ra.Ledger.Public, rb.Ledger.Public) && sameButStamps(ra.Ledger.Private, rb.Ledger.Private)
+	// The seal is a digest of the stamps.
+	ra.Seal, rb.Seal = "", ""
+	return reflect.DeepEqual(ra.recordHead, rb.recordHead) && sameButStamps(ra.Ledger.Public, rb.Ledger.Public) &&
+		sameButStamps(ra.Ledger.Private, rb.Ledger.Private)
 }
 
 // sameButStamps reports whether two ledgers list the same files with the

@@ -367,7 +367,7 @@ func TestWithdrawnRemoved(t *testing.T) {
 	}
 	save := func(id string, ids []string, hadOld bool) {
 		t.Helper()
-		if err := r.Save(pub, write.Tree{}, id, site.ManifestGuide{Folder: "f" + id, Ids: ids}, &write.Written{}, hadOld); err != nil {
+		if err := r.Save(pub, write.Tree{}, id, &site.ManifestGuide{Folder: "f" + id, Ids: ids}, &write.Written{}, hadOld); err != nil {
 			t.Fatal(err)
 		}
 		r.Set(id, site.ManifestGuide{Folder: "f" + id, Ids: ids})
@@ -400,7 +400,7 @@ func TestWithdrawnRemoved(t *testing.T) {
 	if err := pub.WriteSynced("v2/data/status", []byte(`{"status":"ready"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := back.Save(pub, write.Tree{}, "b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}}, &write.Written{}, false); err != nil {
+	if err := back.Save(pub, write.Tree{}, "b", &site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}}, &write.Written{}, false); err != nil {
 		t.Fatal(err)
 	}
 	back.Set("b", site.ManifestGuide{Folder: "fb", Ids: []string{"v2"}, Files: []string{"v2/data/status"}})

@@ -201,6 +201,30 @@ func (w *Writer) Intact(mg *site.ManifestGuide, l ledger.Guide) bool {
 	return intact(w.pub, mg.Files, l.Public) && intact(w.priv, mg.Private, l.Private)
 }
 
+// Sealed is Intact for an entry with a seal (site.ManifestGuide.Seal):
+// every file is a regular file and their stamps now give the seal, so
+// the ledger itself is not read.
+func (w *Writer) Sealed(mg *site.ManifestGuide) bool {
+	if mg.Seal == "" {
+		return false
+	}
+	var s ledger.Sealer
+	for i, t := range []Tree{w.pub, w.priv} {
+		paths := mg.Files
+		if i == 1 {
+			paths = mg.Private
+		}
+		for _, p := range paths {
+			fi, err := t.FS.Stat(t.Abs(p))
+			if err != nil || !fi.Mode().IsRegular() {
+				return false
+			}
+			s.Add(i == 1, p, ledger.StampOf(fi))
+		}
+	}
+	return s.Sum() == mg.Seal
+}
+
 // intact reports whether every path of paths in t is as l recorded it.
 func intact(t Tree, paths []string, l ledger.Ledger) bool {
 	for _, p := range paths {
