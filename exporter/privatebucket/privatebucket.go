@@ -275,6 +275,39 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 	if err != nil {
 		return err
 	}
+	if err := m.syncGuideFiles(ctx, guideID); err != nil {
+		return err
+	}
+	// The marks of the ids the guide dropped go up before the record
+	// that no longer lists them; those of the ids it lists again go
+	// after the record that does.
+	for _, pid := range dropped {
+		if err := m.put(ctx, m.marksDir()+pid, nil); err != nil {
+			return err
+		}
+	}
+	if err := m.syncRecord(ctx, guideID, before); err != nil {
+		return err
+	}
+	for _, pid := range listed {
+		if _, err := m.cfg.Local.Stat(m.localPath(m.marksDir() + pid)); err == nil {
+			continue // marked again meanwhile: its guide's next Sync decides
+		}
+		if err := m.delete(ctx, m.marksDir()+pid); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	if m.dirty[guideID] == mark { // not marked again while it was mirrored
+		delete(m.dirty, guideID)
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+// syncGuideFiles makes the bucket's guides/<id>/ what the cache holds, in
+// reader-safe order (see the package comment).
+func (m *Mirror) syncGuideFiles(ctx context.Context, guideID string) error {
 	prefix := path.Dir(site.RecordPath(guideID)) + "/"
 	remote, err := m.list(ctx, prefix, "")
 	if err != nil {
@@ -314,30 +347,6 @@ func (m *Mirror) Sync(ctx context.Context, guideID string) error {
 			return err
 		}
 	}
-	// The marks of the ids the guide dropped go up before the record
-	// that no longer lists them; those of the ids it lists again go
-	// after the record that does.
-	for _, pid := range dropped {
-		if err := m.put(ctx, m.marksDir()+pid, nil); err != nil {
-			return err
-		}
-	}
-	if err := m.syncRecord(ctx, guideID, before); err != nil {
-		return err
-	}
-	for _, pid := range listed {
-		if _, err := m.cfg.Local.Stat(m.localPath(m.marksDir() + pid)); err == nil {
-			continue // marked again meanwhile: its guide's next Sync decides
-		}
-		if err := m.delete(ctx, m.marksDir()+pid); err != nil {
-			return err
-		}
-	}
-	m.mu.Lock()
-	if m.dirty[guideID] == mark { // not marked again while it was mirrored
-		delete(m.dirty, guideID)
-	}
-	m.mu.Unlock()
 	return nil
 }
 
