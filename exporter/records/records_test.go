@@ -436,6 +436,7 @@ func TestSameButStamps(t *testing.T) {
 		want bool
 	}{
 		{"other times", rec(head, with(func(f *file) { f.mtime, f.ctime = 99, 98 })), true},
+		{"other seal", rec(strings.Replace(head, `"private"`, `"seal":"5e","private"`, 1), base), true},
 		{"other source times", rec(head, with(func(f *file) { f.srcTime = 99 })), true},
 		{"other hash", rec(head, with(func(f *file) { f.sha = "ab" })), false},
 		{"other size", rec(head, with(func(f *file) { f.size = 3 })), false},
