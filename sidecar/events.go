@@ -270,7 +270,10 @@ func (ev *Events) guide(ctx context.Context, guideID string, fresh bool) (*guide
 
 func (ev *Events) load(ctx context.Context, guideID string, recStamp, evStamp stamp) (*guide, error) {
 	g := &guide{recStamp: recStamp, evStamp: evStamp}
-	if err := ev.readJSON(ctx, site.RecordPath(guideID), &g.record); err != nil {
+	// The stamps kept are those of the versions read, which may be newer
+	// than the ones looked at before.
+	var err error
+	if g.recStamp, err = ev.readJSON(ctx, site.RecordPath(guideID), &g.record); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrGuideNotFound
 		}
@@ -283,7 +286,7 @@ func (ev *Events) load(ctx context.Context, guideID string, recStamp, evStamp st
 		return g, nil
 	}
 	var e site.ReadyEvent
-	if err := ev.readJSON(ctx, site.EventPath(guideID), &e); err != nil {
+	if g.evStamp, err = ev.readJSON(ctx, site.EventPath(guideID), &e); err != nil {
 		if errors.Is(err, fs.ErrNotExist) { // removed since the stat: not ready now
 			return g, nil
 		}
@@ -317,13 +320,15 @@ func (ev *Events) stamp(ctx context.Context, name string) (stamp, error) {
 	return stamp{size: info.Size, version: info.Version, exists: true}, nil
 }
 
-func (ev *Events) readJSON(ctx context.Context, name string, v any) error {
-	b, _, err := privatetree.ReadAll(ctx, ev.root, name)
+// readJSON decodes name into v and returns the stamp of the version it
+// read.
+func (ev *Events) readJSON(ctx context.Context, name string, v any) (stamp, error) {
+	b, info, err := privatetree.ReadAll(ctx, ev.root, name)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+		return stamp{}, fmt.Errorf("read %s: %w", name, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", name, err)
+		return stamp{}, fmt.Errorf("decode %s: %w", name, err)
 	}
-	return nil
+	return stamp{size: info.Size, version: info.Version, exists: true}, nil
 }

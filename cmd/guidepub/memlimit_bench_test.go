@@ -113,7 +113,7 @@ func BenchmarkExportPeakRSS(b *testing.B) {
 				if msg, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("export: %v\n%s", err, msg)
 				}
-				peak = max(peak, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)/1024) // KiB
+				peak = max(peak, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)/1024) // Maxrss is in KiB
 				os.RemoveAll(out)
 				os.RemoveAll(priv)
 			}

@@ -139,6 +139,9 @@ func TestSidecarFromBucket(t *testing.T) {
 			docs++
 			p += "?accessToken=" + token
 			etag := strings.TrimSpace(strings.TrimPrefix(strings.Split(answer(t, "HEAD", folder+p, nil, false), "\n")[4], "ETag:"))
+			if !strings.HasPrefix(etag, `"`) {
+				t.Fatalf("%s: no ETag where the answer's fifth line should hold it: %q", p, etag)
+			}
 			for _, c := range []struct {
 				method string
 				header http.Header

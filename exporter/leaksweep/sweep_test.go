@@ -75,6 +75,22 @@ var scenarios = []scenario{
 		s.export(t)
 		return s.channels(t)
 	}},
+	{"hidden after publishing, exported by a new process", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
+		// What is in place is known from the records' ledger, not from
+		// the memory of the process that wrote it: the media the hides
+		// keep are left alone, what they withdraw must go all the same.
+		s := env.site(t, "restarted", []site.Encoding{site.Gzip}, site.Gzip)
+		c.write(t, s.src, false)
+		s.export(t)
+		s.newExporter(t)
+		c.write(t, s.src, true)
+		published := len(treeFiles(t, s.out))
+		s.export(t)
+		if now := len(treeFiles(t, s.out)); now >= published {
+			t.Fatalf("the hides withdrew no file (%d files, then %d): the scenario tests nothing", published, now)
+		}
+		return s.channels(t)
+	}},
 	{"hidden in an export whose outbox write failed, then a crash and a restart", func(t *testing.T, env *sweepEnv, c *corpus) []channel {
 		return crashed(t, env.site(t, "crash", []site.Encoding{site.Gzip}, site.Identity), c, publish.DefaultMaxDeletes)
 	}},
@@ -423,6 +439,7 @@ func startStore(t *testing.T) *publishtest.Store {
 // outbox whose writes a scenario can make fail.
 type sweepSite struct {
 	src, out, priv string
+	cfg            exporter.Config
 	ex             *exporter.Exporter
 	bucket         *blob.Bucket
 	faults         *publishtest.FaultFs // the outbox's
@@ -458,11 +475,8 @@ func (env *sweepEnv) newSite(t *testing.T, name string, encs []site.Encoding, up
 		s.outFaults = publishtest.NewFaultFs(osfs)
 		cfg.Out = s.outFaults
 	}
-	ex, err := exporter.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ex = ex
+	s.cfg = cfg
+	s.newExporter(t)
 	if env.store == nil {
 		return s
 	}
@@ -513,6 +527,15 @@ func (s *sweepSite) stop(t *testing.T) {
 // export exports every bundle as watch does (the intent in the outbox
 // first), hands the results to the live publisher and, when it runs,
 // waits until it uploaded them.
+// newExporter gives s a new exporter, as a new process would make it.
+func (s *sweepSite) newExporter(t *testing.T) {
+	ex, err := exporter.New(s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ex = ex
+}
+
 func (s *sweepSite) export(t *testing.T) {
 	ctx := context.Background()
 	var done func()

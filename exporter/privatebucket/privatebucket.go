@@ -249,7 +249,7 @@ func (m *Mirror) Dirty() []string {
 func (m *Mirror) SyncDirty(ctx context.Context) error {
 	var errs []error
 	for _, id := range m.Dirty() {
-		errs = append(errs, m.Sync(ctx, id))
+		errs = append(errs, m.sync(ctx, id, true))
 	}
 	return errors.Join(errs...)
 }
@@ -258,15 +258,22 @@ func (m *Mirror) SyncDirty(ctx context.Context) error {
 // guides/<id>/ in reader-safe order, then the exporter's record (see the
 // package comment). Unchanged objects (same MD5, or same SHA-256 metadata
 // where the listing gives no MD5) are not uploaded again.
-func (m *Mirror) Sync(ctx context.Context, guideID string) error {
+func (m *Mirror) Sync(ctx context.Context, guideID string) error { return m.sync(ctx, guideID, false) }
+
+// sync is Sync; with onlyDirty, a guide no longer marked (mirrored by
+// another call meanwhile) is left alone.
+func (m *Mirror) sync(ctx context.Context, guideID string, onlyDirty bool) error {
 	if !site.ValidID.MatchString(guideID) {
 		return fmt.Errorf("mirror: %q is not a guide id", guideID)
 	}
 	m.syncing.Lock()
 	defer m.syncing.Unlock()
 	m.mu.Lock()
-	mark := m.dirty[guideID]
+	mark, dirty := m.dirty[guideID]
 	m.mu.Unlock()
+	if onlyDirty && !dirty {
+		return nil
+	}
 	before, err := m.remoteRecord(ctx, guideID)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package privatebucket
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,8 +38,11 @@ func keys(t *testing.T, b *blob.Bucket) []string {
 	it := b.List(nil)
 	for {
 		o, err := it.Next(context.Background())
-		if err != nil {
+		if err == io.EOF {
 			break
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		out = append(out, o.Key)
 	}

@@ -2,13 +2,11 @@ package records
 
 import (
 	"bytes"
-	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"maps"
@@ -24,6 +22,7 @@ import (
 	"github.com/guidepub/guidepub/exporter/render"
 	"github.com/guidepub/guidepub/exporter/write"
 	"github.com/guidepub/guidepub/site"
+	"github.com/guidepub/guidepub/site/bucket"
 )
 
 // recordVersion is the version of the per-guide record format this package
@@ -948,25 +947,21 @@ func describe(t write.Tree, paths []string, written map[string]write.Digest, sou
 }
 
 // digestFile returns the hex SHA-256 of p in t, and its MD5 when md5s,
-// reading the file once.
+// reading the file once (bucket.DigestOf).
 func digestFile(t write.Tree, p string, md5s bool) (sha, md string, err error) {
 	f, err := t.FS.Open(t.Abs(p))
 	if err != nil {
 		return "", "", err
 	}
 	defer f.Close()
-	s, m := sha256.New(), md5.New()
-	w := io.Writer(s)
-	if md5s {
-		w = io.MultiWriter(s, m)
-	}
-	if _, err := io.Copy(w, f); err != nil {
+	d, err := bucket.DigestOf(f)
+	if err != nil {
 		return "", "", err
 	}
 	if md5s {
-		md = hex.EncodeToString(m.Sum(nil))
+		md = hex.EncodeToString(d.MD5)
 	}
-	return hex.EncodeToString(s.Sum(nil)), md, nil
+	return d.SHA256, md, nil
 }
 
 // ManifestName returns the private-tree name of the single manifest file

@@ -68,6 +68,9 @@ func ReadAll(ctx context.Context, t Tree, name string) ([]byte, Info, error) {
 	if err != nil {
 		return nil, Info{}, err
 	}
+	if len(b) > MaxJSON { // grown since it was looked at
+		return nil, Info{}, errors.New(name + ": larger than a record or event can be")
+	}
 	return b, info, nil
 }
 

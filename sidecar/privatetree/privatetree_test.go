@@ -21,11 +21,22 @@ import (
 // the file.
 func TestFolder(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "guides", "g1"), 0o700)
-	os.WriteFile(filepath.Join(dir, "guides", "g1", "record.json"), []byte("{}"), 0o600)
-	os.WriteFile(filepath.Join(outside, "secret"), []byte("no"), 0o600)
-	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "guides", "g1", "link"))
-	os.Symlink(outside, filepath.Join(dir, "guides", "g2"))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "guides", "g1"), 0o700))
+	must(os.WriteFile(filepath.Join(dir, "guides", "g1", "record.json"), []byte("{}"), 0o600))
+	must(os.WriteFile(filepath.Join(outside, "secret"), []byte("no"), 0o600))
+	// Both links exist and lead to a readable file: only the refusal of
+	// links can make them not found.
+	must(os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "guides", "g1", "link")))
+	must(os.Symlink(outside, filepath.Join(dir, "guides", "g2")))
+	if _, err := os.ReadFile(filepath.Join(dir, "guides", "g2", "secret")); err != nil {
+		t.Fatal(err)
+	}
 	tr := Folder(afero.NewOsFs(), dir)
 	ctx := context.Background()
 	info, err := tr.Stat(ctx, "guides/g1/record.json")
@@ -37,8 +48,12 @@ func TestFolder(t *testing.T) {
 			t.Errorf("Open(%s): %v, want not found", name, err)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, "guides", "g1", "record.json"), []byte(`{"a":1}`), 0o600)
-	if again, _ := tr.Stat(ctx, "guides/g1/record.json"); again.Version == info.Version {
+	must(os.WriteFile(filepath.Join(dir, "guides", "g1", "record.json"), []byte(`{"a":1}`), 0o600))
+	again, err := tr.Stat(ctx, "guides/g1/record.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version == info.Version {
 		t.Error("the version did not change with the file")
 	}
 }
@@ -49,8 +64,11 @@ func TestFolder(t *testing.T) {
 func TestBucket(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
-	b.WriteAll(ctx, "guides/g1/doc/a.zip", []byte("0123456789"), nil)
-	b.WriteAll(ctx, "guides/g1/record.json", []byte("{}"), nil)
+	for key, data := range map[string]string{"guides/g1/doc/a.zip": "0123456789", "guides/g1/record.json": "{}"} {
+		if err := b.WriteAll(ctx, key, []byte(data), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := b.WriteAll(ctx, "guides/g1/event.json", []byte("{}"), &blob.WriterOptions{Metadata: map[string]string{bucket.MetadataHash: "abc"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +79,7 @@ func TestBucket(t *testing.T) {
 	}
 	f, info, err := tr.Open(ctx, "guides/g1/doc/a.zip")
 	if err != nil || info.Size != 10 {
-		t.Fatal(err)
+		t.Fatalf("Open: %+v %v", info, err)
 	}
 	defer f.Close()
 	if end, _ := f.Seek(0, io.SeekEnd); end != 10 {
