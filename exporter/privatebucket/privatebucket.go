@@ -30,8 +30,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -496,25 +494,12 @@ func (m *Mirror) put(ctx context.Context, key string, r *object) error {
 // upload writes the object key from f, whose SHA-256 was sha when it was
 // hashed; the write is abandoned when the bytes read now differ.
 func (m *Mirror) upload(ctx context.Context, key string, f io.Reader, sha string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	opts := &blob.WriterOptions{ContentType: site.ContentType(key), Metadata: map[string]string{bucket.MetadataHash: sha}}
-	w, err := m.cfg.Bucket.NewWriter(ctx, key, opts)
-	if err != nil {
-		return fmt.Errorf("mirror: upload %s: %w", key, err)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(w, io.TeeReader(f, h)); err != nil {
-		cancel()
-		w.Close()
-		return fmt.Errorf("mirror: upload %s: %w", key, err)
-	}
-	if hex.EncodeToString(h.Sum(nil)) != sha {
-		cancel() // nothing is written
-		w.Close()
+	_, err := bucket.WriteChecked(ctx, m.cfg.Bucket, key, f, sha, opts)
+	if errors.Is(err, bucket.ErrChanged) {
 		return fmt.Errorf("mirror: %s changed while it was uploaded; the next Sync uploads it", key)
 	}
-	if err := w.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("mirror: upload %s: %w", key, err)
 	}
 	return nil

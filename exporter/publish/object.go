@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -288,23 +285,11 @@ func upload(ctx context.Context, cfg Config, o *local) (int64, error) {
 		return 0, fmt.Errorf("open %s: %w", o.src, err)
 	}
 	defer f.Close()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel() // an abandoned blob.Writer discards what it wrote
-	w, err := cfg.Bucket.NewWriter(wctx, o.key, &opts)
-	if err != nil {
-		return 0, fmt.Errorf("upload %s: %w", o.key, err)
-	}
-	var h hash.Hash = sha256.New()
-	n, err := io.Copy(w, io.TeeReader(f, h))
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != o.digest.SHA256 {
+	n, err := bucket.WriteChecked(ctx, cfg.Bucket, o.key, f, o.digest.SHA256, &opts)
+	if errors.Is(err, bucket.ErrChanged) {
 		err = fmt.Errorf("%s: %w", o.src, errChangedWhileUploading)
 	}
 	if err != nil {
-		cancel()
-		w.Close()
-		return 0, fmt.Errorf("upload %s: %w", o.key, err)
-	}
-	if err := w.Close(); err != nil {
 		return 0, fmt.Errorf("upload %s: %w", o.key, explainKeyClash(err))
 	}
 	return n, nil

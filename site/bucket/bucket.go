@@ -11,6 +11,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"regexp"
 
@@ -48,6 +49,36 @@ func DigestOf(r io.Reader) (Digest, error) {
 		return Digest{}, err
 	}
 	return Digest{Size: n, SHA256: hex.EncodeToString(s.Sum(nil)), MD5: m.Sum(nil)}, nil
+}
+
+// ErrChanged is the error of WriteChecked when the bytes read were not
+// those hashed before.
+var ErrChanged = errors.New("changed while it was uploaded")
+
+// WriteChecked writes the object key from r, streaming, and returns the
+// bytes written. r's bytes were hashed before (sha, the hex SHA-256 the
+// object's metadata says): when what is read now hashes otherwise, the
+// write is abandoned (nothing is stored, the object keeps what it held)
+// and the error is ErrChanged, so that no object's metadata lies about
+// its bytes.
+func WriteChecked(ctx context.Context, b *blob.Bucket, key string, r io.Reader, sha string, opts *blob.WriterOptions) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // an abandoned blob.Writer discards what it wrote
+	w, err := b.NewWriter(ctx, key, opts)
+	if err != nil {
+		return 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(w, io.TeeReader(r, h))
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != sha {
+		err = ErrChanged
+	}
+	if err != nil {
+		cancel()
+		w.Close()
+		return 0, err
+	}
+	return n, w.Close()
 }
 
 // urlScheme matches the start of a URL: a value with it is never taken

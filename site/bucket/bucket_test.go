@@ -1,9 +1,13 @@
 package bucket
 
 import (
+	"context"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
+
+	"gocloud.dev/blob/memblob"
 )
 
 func TestDigestOf(t *testing.T) {
@@ -23,5 +27,23 @@ func TestIsURL(t *testing.T) {
 		if IsURL(v) != want {
 			t.Errorf("IsURL(%q) = %v", v, !want)
 		}
+	}
+}
+
+// TestWriteChecked: bytes that hash as said are written; bytes that do
+// not leave the object as it was, with ErrChanged.
+func TestWriteChecked(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	d, _ := DigestOf(strings.NewReader("first"))
+	if n, err := WriteChecked(ctx, b, "k", strings.NewReader("first"), d.SHA256, nil); err != nil || n != 5 {
+		t.Fatalf("WriteChecked = %d, %v", n, err)
+	}
+	d2, _ := DigestOf(strings.NewReader("second"))
+	if _, err := WriteChecked(ctx, b, "k", strings.NewReader("rewritten"), d2.SHA256, nil); !errors.Is(err, ErrChanged) {
+		t.Fatalf("WriteChecked of other bytes = %v, want ErrChanged", err)
+	}
+	if got, err := b.ReadAll(ctx, "k"); err != nil || string(got) != "first" {
+		t.Errorf("the object holds %q (%v), want what it held", got, err)
 	}
 }
